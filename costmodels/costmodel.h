@@ -1,0 +1,79 @@
+/* Cost models estimate one work item's time on a GPU (and expose its bytes and FLOPs). Each
+ * is a static const av_costmodel_ops_t registered by name (costmodels/registry.c);
+ * schedulers take one as a parameter, so "PAT packing with a compute cost model" is a
+ * configuration. */
+#ifndef AV_COSTMODEL_H
+#define AV_COSTMODEL_H
+
+#include "sim/error.h"
+#include "sim/gpu.h"
+#include "sim/params.h"
+#include "sim/plan.h"
+#include "sim/variants.h"
+#include "sim/workload.h"
+
+/* An abstract work item: schedulers ask about items before building them. */
+typedef struct av_cost_query {
+  int32_t n_q;            /* queries (requests) in the CTA */
+  int32_t rows;           /* n_q x GQA group (query rows) */
+  int64_t kv_tokens;      /* KV tokens the CTA reads (one KV head) */
+  av_tile_t tile;
+  av_output_t output;     /* PARTIAL adds the partial-state write (and its later merge read) */
+} av_cost_query_t;
+
+typedef struct av_item_cost {
+  double time_us;         /* the item alone on one SM with its fair bandwidth share */
+  double hbm_bytes;       /* bytes the item moves (KV, Q, outputs/partials) for one KV head */
+  double flops;           /* FLOPs the item executes (padded to its tile where it applies) */
+} av_item_cost_t;
+
+/* Everything a cost model may look at besides the query. */
+typedef struct av_cost_env {
+  const av_gpu_t *gpu;
+  const av_heads_t *heads;
+  const av_variants_t *variants;  /* may be NULL */
+  int concurrent_ctas;            /* CTAs expected to share HBM (0 = sm_count) */
+} av_cost_env_t;
+
+typedef struct av_costmodel av_costmodel_t;
+
+typedef struct av_costmodel_ops {
+  const char *name;
+  const char *description;        /* one line for `anvil list` */
+  const av_param_def_t *params;   /* NULL-name terminated; may be NULL */
+  /* Builds the model's state from params (e.g. loads a profile). *state is owned by the
+   * model and released by destroy. */
+  int (*create)(const av_params_t *params, const av_cost_env_t *env, void **state,
+                av_error_t *err);
+  void (*destroy)(void *state);
+  /* Fills *out for q. Must be pure (same inputs, same output) and allocation-free. */
+  void (*estimate)(const void *state, const av_cost_env_t *env, const av_cost_query_t *q,
+                   av_item_cost_t *out);
+} av_costmodel_ops_t;
+
+/* Registry. */
+const av_costmodel_ops_t *av_costmodel_find(const char *name);
+/* All registered models, in registration order; *n receives the count. */
+const av_costmodel_ops_t *const *av_costmodel_all(int *n);
+/* AV_ERR_NAME with the list of valid names when unknown. */
+int av_costmodel_lookup(const char *name, const char *source, const char *path,
+                        const av_costmodel_ops_t **out, av_error_t *err);
+
+/* An instance: ops + params + env + state. Caller owns; av_costmodel_destroy. */
+av_costmodel_t *av_costmodel_create(const av_costmodel_ops_t *ops, const av_params_t *params,
+                                    const av_cost_env_t *env, av_error_t *err);
+void av_costmodel_destroy(av_costmodel_t *m);
+void av_costmodel_estimate(const av_costmodel_t *m, const av_cost_query_t *q,
+                           av_item_cost_t *out);
+const av_costmodel_ops_t *av_costmodel_ops(const av_costmodel_t *m);
+const av_cost_env_t *av_costmodel_env(const av_costmodel_t *m);
+
+/* Bytes an item of `rows` queries over kv_tokens moves for one KV head: K and V tiles, the
+ * query rows, and its output (final: O in dtype; partial: O + lse in fp32). Shared by the
+ * models so they agree on what a byte is. */
+double av_cost_item_bytes(const av_heads_t *h, int32_t rows, int64_t kv_tokens,
+                          av_output_t output);
+/* FLOPs of QK^T and PV for `rows` x kv_tokens (unpadded). */
+double av_cost_item_flops(const av_heads_t *h, int32_t rows, int64_t kv_tokens);
+
+#endif

@@ -1,0 +1,42 @@
+/* Schedulers turn a batch into a plan. Each is a static const av_scheduler_ops_t (name,
+ * one-line description, parameter table, plan function) registered by name in
+ * schedulers/registry.c; adding one is one C file plus one registry line. */
+#ifndef AV_SCHEDULER_H
+#define AV_SCHEDULER_H
+
+#include "costmodels/costmodel.h"
+#include "sim/error.h"
+#include "sim/gpu.h"
+#include "sim/params.h"
+#include "sim/plan.h"
+#include "sim/variants.h"
+#include "sim/workload.h"
+
+/* What a scheduler plans against. */
+typedef struct av_sched_ctx {
+  const av_workload_t *workload;
+  const av_gpu_t *gpu;
+  const av_variants_t *variants;   /* compiled tiles and their resources; may be NULL */
+  const av_costmodel_t *cost;      /* the experiment's cost model */
+} av_sched_ctx_t;
+
+typedef struct av_scheduler_ops {
+  const char *name;
+  const char *description;         /* one line for `anvil list` */
+  const av_param_def_t *params;    /* NULL-name terminated; may be NULL */
+  /* Plans ctx->workload. On success *out is a finalized plan the caller owns. Must be
+   * deterministic: the same inputs give an identical plan. */
+  int (*plan)(const av_sched_ctx_t *ctx, const av_params_t *params, av_plan_t **out,
+              av_error_t *err);
+} av_scheduler_ops_t;
+
+const av_scheduler_ops_t *av_scheduler_find(const char *name);
+const av_scheduler_ops_t *const *av_scheduler_all(int *n);
+int av_scheduler_lookup(const char *name, const char *source, const char *path,
+                        const av_scheduler_ops_t **out, av_error_t *err);
+
+/* Plans with ops and params, records scheduler name and params in the plan, finalizes it. */
+int av_scheduler_plan(const av_scheduler_ops_t *ops, const av_params_t *params,
+                      const av_sched_ctx_t *ctx, av_plan_t **out, av_error_t *err);
+
+#endif

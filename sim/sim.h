@@ -1,0 +1,68 @@
+/* The GPU simulator: predicts a plan's time, bytes and timeline on a GPU spec. Two models:
+ * "waves" (closed-form wave count, the quick estimate) and "engine" (event-driven dispatch,
+ * processor-shared HBM bandwidth, per-CTA in-flight limit, SM compute sharing, L2 reuse,
+ * streams). */
+#ifndef AV_SIM_H
+#define AV_SIM_H
+
+#include <stdio.h>
+
+#include "costmodels/costmodel.h"
+#include "sim/error.h"
+#include "sim/gpu.h"
+#include "sim/plan.h"
+#include "sim/variants.h"
+#include "sim/workload.h"
+
+typedef enum { AV_SIM_WAVES = 0, AV_SIM_ENGINE = 1 } av_sim_model_t;
+int av_sim_model_from_name(const char *name, av_sim_model_t *out);
+const char *av_sim_model_name(av_sim_model_t m);
+
+typedef struct av_sim_launch_result {
+  double start_us, end_us;
+  double waves;                /* CTAs / (resident CTAs per SM x SMs) */
+  int32_t ctas;                /* x hkv */
+  int ctas_per_sm;             /* occupancy */
+} av_sim_launch_result_t;
+
+typedef struct av_sim_result {
+  double makespan_us;          /* partial phase + merge phase */
+  double partial_us, merge_us;
+  double hbm_bytes, l2_bytes;  /* all heads */
+  double achieved_bw_GBps;     /* hbm_bytes / makespan */
+  double sm_busy_frac, bubble_frac; /* over SMs x makespan */
+  int32_t n_launches;
+  av_sim_launch_result_t *launches; /* n_launches; owned by the result */
+} av_sim_result_t;
+
+void av_sim_result_free(av_sim_result_t *r);
+
+/* One CTA execution on the timeline (also the trace format the GPU executor writes). */
+typedef struct av_cta_event {
+  int32_t item;                /* plan item (-1 for merge CTAs) */
+  int32_t launch, head, sm;
+  double start_us, end_us;
+} av_cta_event_t;
+
+typedef struct av_timeline {
+  int32_t n, cap;
+  av_cta_event_t *ev;
+} av_timeline_t;
+void av_timeline_free(av_timeline_t *t);
+/* Chrome Trace Event JSON (opens in Perfetto / chrome://tracing). */
+int av_timeline_write_chrome(const av_timeline_t *t, const av_plan_t *p, const char *path,
+                             av_error_t *err);
+
+typedef struct av_sim_config {
+  av_sim_model_t model;
+  int record_timeline;
+} av_sim_config_t;
+
+/* Simulates plan p (finalized, checked) for workload w. cost supplies per-item fixed costs
+ * and FLOPs. If cfg->record_timeline, *tl (caller-initialised to zero) receives every CTA. */
+int av_sim_run(const av_sim_config_t *cfg, const av_plan_t *p, const av_workload_t *w,
+               const av_gpu_t *gpu, const av_variants_t *variants,
+               const av_costmodel_t *cost, av_sim_result_t *out, av_timeline_t *tl,
+               av_error_t *err);
+
+#endif
