@@ -110,11 +110,18 @@ typedef struct av_reference_result {
   int32_t worst_request;
   int32_t checked;             /* (request, q-head) pairs compared */
 } av_reference_result_t;
-/* Runs the plan in fp64 on seeded random Q/K/V (head_dim from the workload, hkv=1 and the
- * GQA group's q heads unless `all_heads`): partial attention per item, log-sum-exp merge in
- * the plan's order, compared with direct attention per request. */
-int av_reference_run(const av_plan_t *p, const av_workload_t *w, uint64_t seed,
-                     av_reference_result_t *out, av_error_t *err);
+typedef struct av_reference_opts {
+  uint64_t seed;               /* Q/K/V are a pure function of (seed, position) */
+  int dim;                     /* head dim to compute with; 0 = the workload's. Property tests
+                                  use a small one: the composition math does not depend on d */
+  int32_t max_requests;        /* compare at most this many requests (spread evenly); 0 = all */
+} av_reference_opts_t;
+/* Runs the plan in fp64 on seeded random Q/K/V for one KV head and its GQA group of query
+ * heads: partial attention per item, log-sum-exp merge in the plan's order, compared with
+ * direct attention per request. */
+int av_reference_run(const av_plan_t *p, const av_workload_t *w,
+                     const av_reference_opts_t *opts, av_reference_result_t *out,
+                     av_error_t *err);
 
 /* --- figures -------------------------------------------------------------------- */
 typedef struct av_plan_stats {

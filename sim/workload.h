@@ -108,8 +108,11 @@ int av_workload_to_block_table(const av_workload_t *w, int block_size, int64_t *
                                av_error_t *err);
 
 /* A workload from a JSON spec object ({"kind": "levels", "B": [...], "L": [...],
- * "heads": [32, 8], ...}); `c->source` and `path` locate it for messages. */
-av_workload_t *av_workload_from_json(const json_t *spec, const av_jctx_t *c, const char *path);
+ * "heads": [32, 8], ...}); keys the spec leaves out (heads, head_dim, dtype, block_size)
+ * come from `defaults` (NULL = 32/8 heads, d 128, fp16, block 16). `c->source` and `path`
+ * locate it for messages. */
+av_workload_t *av_workload_from_json(const json_t *spec, const av_heads_t *defaults,
+                                     const av_jctx_t *c, const char *path);
 /* The explicit JSON form of w ({"kind": "explicit", "nodes": [...], "requests": [...]}).
  * Caller owns. */
 json_t *av_workload_to_json(const av_workload_t *w);

@@ -1,0 +1,31 @@
+/* Subcommands of the `anvil` program. Each is `int av_cmd_<name>(int argc, char **argv)`
+ * (argv[0] is the subcommand name) returning the exit status: 0 ok, 1 bad input, 2 internal
+ * error. cli/main.c holds the table; the owner of a command adds its one line there. */
+#ifndef AV_CLI_COMMANDS_H
+#define AV_CLI_COMMANDS_H
+
+#include "sim/error.h"
+
+typedef struct av_command {
+  const char *name;
+  const char *summary;   /* one line for `anvil --help` */
+  int (*run)(int argc, char **argv);
+} av_command_t;
+
+int av_cmd_run(int argc, char **argv);       /* cli/cmd_run.c */
+int av_cmd_plan(int argc, char **argv);      /* cli/cmd_plan.c */
+int av_cmd_check(int argc, char **argv);     /* cli/cmd_check.c */
+int av_cmd_describe(int argc, char **argv);  /* cli/cmd_describe.c */
+int av_cmd_list(int argc, char **argv);      /* cli/cmd_list.c */
+int av_cmd_bench(int argc, char **argv);     /* cli/cmd_bench.c: dispatches to the two below */
+int av_bench_sim(int argc, char **argv);     /* cli/bench_sim.c */
+int av_bench_plan(int argc, char **argv);    /* cli/bench_plan.c */
+int av_cmd_replay(int argc, char **argv);    /* cli/cmd_replay.c: measured CTA timeline replay */
+int av_cmd_trace(int argc, char **argv);     /* cli/cmd_trace.c: JSONL decode-trace run */
+int av_cmd_exec(int argc, char **argv);      /* cli/cmd_exec.c: run plans on the GPU */
+
+/* Prints an error the way every command does ("anvil: <source>: <path>: <message>") to
+ * stderr and returns its exit class (1 or 2). */
+int av_cli_fail(const av_error_t *err);
+
+#endif
