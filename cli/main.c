@@ -1,3 +1,55 @@
-/* anvil command-line entry point (placeholder until the CLI lands). */
+/* The `anvil` program: a table of subcommands (cli/commands.h), each a function returning
+ * the exit status (0 ok, 1 bad input, 2 internal error). Owners of a command add its line. */
 #include <stdio.h>
-int main(void) { puts("anvil"); return 0; }
+#include <string.h>
+
+#include "cli/commands.h"
+
+static const av_command_t k_commands[] = {
+    {"run", "plan, check and predict every batch x scheduler of an experiment file", av_cmd_run},
+    {"plan", "plan one batch with one scheduler and save the plan as JSON", av_cmd_plan},
+    {"check", "prove a plan file exact and run it on the fp64 CPU reference", av_cmd_check},
+    {"describe", "print a batch's figures: sharing, unique vs query-centric KV, floor",
+     av_cmd_describe},
+    {"list", "list GPUs, schedulers and cost models with their parameters", av_cmd_list},
+    {"bench", "benchmarks: simulator speed (bench sim), planning speed (bench plan)",
+     av_cmd_bench},
+    {"replay", "replay a measured per-CTA trace through the simulator's dispatch model",
+     av_cmd_replay},
+    {"trace", "plan and simulate every step of a JSONL decode trace (plan reuse)",
+     av_cmd_trace},
+};
+static const int k_n_commands = (int)(sizeof k_commands / sizeof k_commands[0]);
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: anvil <command> [options]   (anvil <command> --help for its options)\n\n"
+          "anvil schedules prefix-shared decode attention on GPUs: it plans batches whose\n"
+          "requests share KV prefixes, proves each plan exact, and predicts its time.\n\n"
+          "commands:\n");
+  for (int i = 0; i < k_n_commands; i++)
+    fprintf(f, "  %-10s %s\n", k_commands[i].name, k_commands[i].summary);
+  fprintf(f, "\nexit status: 0 ok, 1 bad input, 2 internal error. Docs: README.md, docs/.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 1;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  for (int i = 0; i < k_n_commands; i++)
+    if (strcmp(cmd, k_commands[i].name) == 0) return k_commands[i].run(argc - 1, argv + 1);
+  char names[512];
+  size_t used = 0;
+  names[0] = '\0';
+  for (int i = 0; i < k_n_commands && used < sizeof names; i++)
+    used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "",
+                             k_commands[i].name);
+  fprintf(stderr, "anvil: unknown command '%s'; expected one of: %s\n", cmd, names);
+  return 1;
+}

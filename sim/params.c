@@ -64,13 +64,25 @@ static int set_value(av_params_t *p, int i, const json_t *v, const av_jctx_t *c,
       p->num[i] = k;
       return AV_OK;
     }
+    case AV_PARAM_STRING: {
+      if (!json_is_string(v))
+        return av_error_set(c->err, AV_ERR_SCHEMA, c->source, where,
+                            "expected a string, got %s", av_json_type_name(v));
+      const char *t = json_string_value(v);
+      if (strlen(t) >= AV_PARAM_TEXT_MAX)
+        return av_error_set(c->err, AV_ERR_RANGE, c->source, where,
+                            "text is %zu bytes long; at most %d allowed", strlen(t),
+                            AV_PARAM_TEXT_MAX - 1);
+      snprintf(p->text[(int)p->num[i]], AV_PARAM_TEXT_MAX, "%s", t);
+      return AV_OK;
+    }
   }
   return av_error_set(c->err, AV_ERR_INTERNAL, c->source, where, "bad parameter type");
 }
 
 /* Parses a default or CLI text as JSON (bare words become strings). */
 static json_t *text_value(const av_param_def_t *d, const char *text) {
-  if (d->type == AV_PARAM_ENUM) return json_string(text);
+  if (d->type == AV_PARAM_ENUM || d->type == AV_PARAM_STRING) return json_string(text);
   return json_loads(text, JSON_DECODE_ANY, NULL);
 }
 
@@ -81,6 +93,14 @@ int av_params_init(av_params_t *p, const av_param_def_t *defs, av_error_t *err) 
   if (p->n > AV_MAX_PARAMS)
     return av_error_set(err, AV_ERR_INTERNAL, NULL, NULL, "too many parameters");
   av_jctx_t c = {.source = "defaults", .err = err};
+  int n_text = 0;
+  for (int i = 0; i < p->n; i++) {
+    if (defs[i].type != AV_PARAM_STRING) continue;
+    if (n_text == AV_MAX_STRING_PARAMS)
+      return av_error_set(err, AV_ERR_INTERNAL, NULL, defs[i].name,
+                          "too many string parameters");
+    p->num[i] = n_text++;  /* the STRING's slot in p->text */
+  }
   for (int i = 0; i < p->n; i++) {
     json_t *v = text_value(&defs[i], defs[i].def);
     int rc = v ? set_value(p, i, v, &c, defs[i].name)
@@ -157,12 +177,18 @@ const char *av_params_enum(const av_params_t *p, const char *name) {
   return i < 0 ? "" : p->defs[i].choices[(int)p->num[i]];
 }
 
+const char *av_params_string(const av_params_t *p, const char *name) {
+  int i = find(p, name);
+  return i < 0 || p->defs[i].type != AV_PARAM_STRING ? "" : p->text[(int)p->num[i]];
+}
+
 static json_t *value_json(const av_params_t *p, int i) {
   switch (p->defs[i].type) {
     case AV_PARAM_INT: return json_integer((json_int_t)llround(p->num[i]));
     case AV_PARAM_DOUBLE: return json_real(p->num[i]);
     case AV_PARAM_BOOL: return json_boolean(p->num[i] != 0.0);
     case AV_PARAM_ENUM: return json_string(p->defs[i].choices[(int)p->num[i]]);
+    case AV_PARAM_STRING: return json_string(p->text[(int)p->num[i]]);
   }
   return json_null();
 }

@@ -10,7 +10,10 @@
 #include "sim/error.h"
 #include "sim/json_util.h"
 
-typedef enum { AV_PARAM_INT, AV_PARAM_DOUBLE, AV_PARAM_BOOL, AV_PARAM_ENUM } av_param_type_t;
+typedef enum {
+  AV_PARAM_INT, AV_PARAM_DOUBLE, AV_PARAM_BOOL, AV_PARAM_ENUM,
+  AV_PARAM_STRING  /* free text, e.g. a file path; def is the bare text ("" allowed) */
+} av_param_type_t;
 
 typedef struct av_param_def {
   const char *name;
@@ -23,11 +26,15 @@ typedef struct av_param_def {
 } av_param_def_t;               /* tables end with an entry whose name is NULL */
 
 #define AV_MAX_PARAMS 24
+#define AV_MAX_STRING_PARAMS 4      /* STRING parameters per table */
+#define AV_PARAM_TEXT_MAX 512       /* bytes per STRING value, including the NUL */
 
 typedef struct av_params {
   const av_param_def_t *defs;
   int n;
-  double num[AV_MAX_PARAMS];      /* INT, DOUBLE, BOOL (0/1), ENUM (index into choices) */
+  double num[AV_MAX_PARAMS];      /* INT, DOUBLE, BOOL (0/1), ENUM (index into choices),
+                                     STRING (index into text) */
+  char text[AV_MAX_STRING_PARAMS][AV_PARAM_TEXT_MAX]; /* STRING values */
 } av_params_t;
 
 /* Fills every parameter with its default. */
@@ -44,6 +51,8 @@ int64_t av_params_int(const av_params_t *p, const char *name);
 double av_params_double(const av_params_t *p, const char *name);
 int av_params_bool(const av_params_t *p, const char *name);
 const char *av_params_enum(const av_params_t *p, const char *name);
+/* STRING value (borrowed from p); "" when name is not a STRING parameter. */
+const char *av_params_string(const av_params_t *p, const char *name);
 
 /* {"name": value, ...} of every parameter. Caller owns the result. */
 json_t *av_params_to_json(const av_params_t *p);

@@ -17,6 +17,10 @@
 typedef enum { AV_SIM_WAVES = 0, AV_SIM_ENGINE = 1 } av_sim_model_t;
 int av_sim_model_from_name(const char *name, av_sim_model_t *out);
 const char *av_sim_model_name(av_sim_model_t m);
+/* av_sim_model_from_name with a user-facing error: AV_ERR_NAME naming source/path and
+ * listing the valid models ("waves, engine"). */
+int av_sim_model_lookup(const char *name, const char *source, const char *path,
+                        av_sim_model_t *out, av_error_t *err);
 
 typedef struct av_sim_launch_result {
   double start_us, end_us;

@@ -22,5 +22,10 @@ av_heads_t av_test_heads(void);
 int av_test_run(Suite *s, int nofork);
 /* Reads a whole file (caller frees); NULL when it cannot. */
 char *av_test_read_file(const char *path);
+/* Runs argv[0] (a path) with argv in directory `cwd` (NULL = current), stdout and stderr
+ * redirected to the given files (NULL = /dev/null). Returns the exit status, or -1 when
+ * the program could not be run or died from a signal. For tests of the `anvil` binary. */
+int av_test_spawn(const char *cwd, char *const argv[], const char *out_path,
+                  const char *err_path);
 
 #endif

@@ -1,0 +1,257 @@
+/* Shared plumbing of the `anvil` subcommands: option parsing into error values, the
+ * one-line error printer, and the command-line forms of heads and levels workloads. */
+#include "cli/cli_util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/commands.h"
+#include "sim/json_util.h"
+
+int av_cli_fail(const av_error_t *err) {
+  char buf[1700];
+  av_error_format(err, buf, sizeof buf);
+  fprintf(stderr, "anvil: %s\n", buf[0] ? buf : "unknown error");
+  int cls = av_error_exit_class(err ? err->code : AV_ERR_INTERNAL);
+  return cls ? cls : 2;
+}
+
+void av_cli_parser_init(av_cli_parser_t *ps, int argc, char **argv, const av_cli_opt_t *opts) {
+  ps->argc = argc;
+  ps->argv = argv;
+  ps->i = 1;
+  ps->opts = opts;
+  ps->only_positional = 0;
+}
+
+static void opt_names(const av_cli_opt_t *opts, char *out, size_t size) {
+  size_t used = 0;
+  out[0] = '\0';
+  for (int k = 0; opts[k].name && used < size; k++)
+    used += (size_t)snprintf(out + used, size - used, "%s--%s", k ? ", " : "", opts[k].name);
+}
+
+static int usage_error(av_cli_parser_t *ps, const char *opt, const char *what, av_error_t *err) {
+  char names[512];
+  opt_names(ps->opts, names, sizeof names);
+  av_error_set(err, AV_ERR_USAGE, ps->argv[0], opt, "%s; options: %s (see anvil %s --help)",
+               what, names, ps->argv[0]);
+  return -2;
+}
+
+int av_cli_next(av_cli_parser_t *ps, const char **value, av_error_t *err) {
+  *value = NULL;
+  if (ps->i >= ps->argc) return -1;
+  const char *a = ps->argv[ps->i++];
+  if (ps->only_positional || a[0] != '-' || a[1] == '\0') {
+    *value = a;
+    return 0;
+  }
+  if (strcmp(a, "--") == 0) {
+    ps->only_positional = 1;
+    return av_cli_next(ps, value, err);
+  }
+  const av_cli_opt_t *o = NULL;
+  const char *inline_val = NULL;
+  if (a[1] == '-') {
+    const char *name = a + 2;
+    const char *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    for (int k = 0; ps->opts[k].name; k++)
+      if (strlen(ps->opts[k].name) == len && strncmp(ps->opts[k].name, name, len) == 0)
+        o = &ps->opts[k];
+    if (o && eq) inline_val = eq + 1;
+  } else {
+    for (int k = 0; ps->opts[k].name; k++)
+      if (ps->opts[k].key == (unsigned char)a[1]) o = &ps->opts[k];
+    if (o && a[2]) inline_val = a + 2;
+  }
+  if (!o) return usage_error(ps, a, "unknown option", err);
+  if (!o->arg) {
+    if (inline_val) return usage_error(ps, a, "this option takes no value", err);
+    return o->key;
+  }
+  if (inline_val) {
+    *value = inline_val;
+    return o->key;
+  }
+  if (ps->i >= ps->argc) {
+    char what[128];
+    snprintf(what, sizeof what, "missing value %s", o->arg);
+    return usage_error(ps, a, what, err);
+  }
+  *value = ps->argv[ps->i++];
+  return o->key;
+}
+
+void av_cli_print_help(const char *usage, const char *description, const av_cli_opt_t *opts) {
+  printf("usage: anvil %s\n\n%s\n", usage, description);
+  if (!opts || !opts[0].name) return;
+  printf("\noptions:\n");
+  for (int k = 0; opts[k].name; k++) {
+    char left[96];
+    if (opts[k].key > 0 && opts[k].key < 256)
+      snprintf(left, sizeof left, "-%c, --%s%s%s", opts[k].key, opts[k].name,
+               opts[k].arg ? " " : "", opts[k].arg ? opts[k].arg : "");
+    else
+      snprintf(left, sizeof left, "    --%s%s%s", opts[k].name, opts[k].arg ? " " : "",
+               opts[k].arg ? opts[k].arg : "");
+    printf("  %-28s %s\n", left, opts[k].help);
+  }
+}
+
+int av_cli_parse_int(const char *cmd, const char *opt, const char *text, int64_t min,
+                     int64_t max, int64_t *out, av_error_t *err) {
+  char *end;
+  errno = 0;
+  long long x = strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || errno == ERANGE || x < min || x > max)
+    return av_error_set(err, AV_ERR_USAGE, cmd, opt,
+                        "'%s' is not valid; expected an integer in [%lld, %lld]", text,
+                        (long long)min, (long long)max);
+  *out = x;
+  return AV_OK;
+}
+
+int av_cli_parse_heads(const char *cmd, const char *text, av_heads_t *h, av_error_t *err) {
+  char *end;
+  errno = 0;
+  long q = strtol(text, &end, 10);
+  if (end == text || (*end != ',' && *end != '/') || errno == ERANGE)
+    goto bad;
+  const char *rest = end + 1;
+  long kv = strtol(rest, &end, 10);
+  if (end == rest || *end != '\0' || errno == ERANGE) goto bad;
+  if (q < 1 || kv < 1 || q > 1024 || kv > 1024)
+    return av_error_set(err, AV_ERR_RANGE, cmd, "--heads",
+                        "'%s': head counts must be in [1, 1024]", text);
+  if (q % kv != 0)
+    return av_error_set(err, AV_ERR_RANGE, cmd, "--heads",
+                        "%ld query heads are not a multiple of %ld KV heads", q, kv);
+  h->hq = (int)q;
+  h->hkv = (int)kv;
+  return AV_OK;
+bad:
+  return av_error_set(err, AV_ERR_USAGE, cmd, "--heads",
+                      "'%s' is not valid; expected QUERY_HEADS,KV_HEADS such as 32,8", text);
+}
+
+/* Parses "1,4,16" into a JSON array of integers. */
+static int int_list(const char *text, size_t len, const char *key, json_t *arr,
+                    av_error_t *err) {
+  char buf[1024];
+  if (len == 0 || len >= sizeof buf)
+    return av_error_set(err, AV_ERR_USAGE, "--levels", key,
+                        "expected a comma-separated list of integers such as %s=1,4", key);
+  memcpy(buf, text, len);
+  buf[len] = '\0';
+  char *p = buf;
+  for (size_t idx = 0;; idx++) {
+    char *end;
+    errno = 0;
+    long long x = strtoll(p, &end, 10);
+    if (end == p || (*end != ',' && *end != '\0') || errno == ERANGE) {
+      char where[64];
+      snprintf(where, sizeof where, "%s[%zu]", key, idx);
+      return av_error_set(err, errno == ERANGE ? AV_ERR_RANGE : AV_ERR_USAGE, "--levels",
+                          where, "'%s' is not an integer (or does not fit 64 bits)", p);
+    }
+    json_array_append_new(arr, json_integer(x));
+    if (*end == '\0') break;
+    p = end + 1;
+  }
+  return AV_OK;
+}
+
+int av_cli_levels_spec(const char *text, json_t **out, av_error_t *err) {
+  *out = NULL;
+  json_t *spec = json_pack("{s:s}", "kind", "levels");
+  json_t *lists[2] = {json_array(), json_array()};
+  int seen[2] = {0, 0};
+  int rc = AV_OK;
+  const char *p = text;
+  while (rc == AV_OK && *p) {
+    while (*p == ' ' || *p == ';' || *p == '\t') p++;
+    if (!*p) break;
+    size_t len = strcspn(p, " ;\t");
+    int which = (p[0] == 'B' || p[0] == 'b') ? 0 : (p[0] == 'L' || p[0] == 'l') ? 1 : -1;
+    if (which < 0 || len < 2 || p[1] != '=') {
+      rc = av_error_set(err, AV_ERR_USAGE, "--levels", NULL,
+                        "'%.*s' is not understood; expected \"B=1,4 L=128,32\"", (int)len, p);
+      break;
+    }
+    const char *key = which ? "L" : "B";
+    if (seen[which]++)
+      rc = av_error_set(err, AV_ERR_USAGE, "--levels", key, "%s is given twice", key);
+    else
+      rc = int_list(p + 2, len - 2, key, lists[which], err);
+    p += len;
+  }
+  if (rc == AV_OK && (!seen[0] || !seen[1]))
+    rc = av_error_set(err, AV_ERR_USAGE, "--levels", seen[0] ? "L" : "B",
+                      "missing; expected both lists, as in \"B=1,4 L=128,32\"");
+  if (rc == AV_OK) {
+    json_object_set(spec, "B", lists[0]);
+    json_object_set(spec, "L", lists[1]);
+    *out = spec;
+    spec = NULL;
+  }
+  json_decref(lists[0]);
+  json_decref(lists[1]);
+  json_decref(spec);
+  return rc;
+}
+
+int av_cli_load_workload(const char *cmd, const char *spec_path, const char *levels,
+                         const av_heads_t *defaults, av_workload_t **out, av_error_t *err) {
+  *out = NULL;
+  if (!!spec_path == !!levels)
+    return av_error_set(err, AV_ERR_USAGE, cmd, NULL,
+                        "give the batch either as a workload spec file or with --levels "
+                        "(exactly one)");
+  json_t *spec = NULL;
+  int rc = spec_path ? av_json_load_file(spec_path, &spec, err)
+                     : av_cli_levels_spec(levels, &spec, err);
+  if (rc) return rc;
+  av_jctx_t c = {.source = spec_path ? spec_path : "--levels", .err = err};
+  rc = av_json_expect_object(&c, spec, "");
+  if (rc == AV_OK) {
+    *out = av_workload_from_json(spec, defaults, &c, "");
+    if (!*out) rc = err && err->code ? err->code : AV_ERR_INTERNAL;
+  }
+  json_decref(spec);
+  return rc;
+}
+
+int av_cli_mkdirs(const char *dir, av_error_t *err) {
+  char buf[1024];
+  if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
+    return av_error_set(err, AV_ERR_IO, dir, NULL, "path is too long");
+  for (char *p = buf + 1;; p++) {
+    if (*p == '/' || *p == '\0') {
+      char saved = *p;
+      *p = '\0';
+      if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return av_error_set(err, AV_ERR_IO, buf, NULL, "cannot create directory: %s",
+                            strerror(errno));
+      *p = saved;
+      if (!saved) break;
+    }
+  }
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    return av_error_set(err, AV_ERR_IO, dir, NULL, "is not a directory");
+  return AV_OK;
+}
+
+int av_cli_load_gpu(const char *cmd, const char *name, av_gpu_t *out, av_error_t *err) {
+  int rc = av_gpu_load(name, NULL, out, err);
+  if (rc && err && !err->source[0]) {
+    snprintf(err->source, sizeof err->source, "%s", cmd);
+    if (!err->path[0]) snprintf(err->path, sizeof err->path, "--gpu");
+  }
+  return rc;
+}

@@ -1,0 +1,62 @@
+/* Helpers every `anvil` subcommand shares: a small long/short option parser that reports
+ * mistakes as av_error_t values (AV_ERR_USAGE, exit 1) instead of printing, the one-line
+ * error printer, and parsing of the command-line forms of workloads and heads. */
+#ifndef AV_CLI_UTIL_H
+#define AV_CLI_UTIL_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "sim/error.h"
+#include "sim/gpu.h"
+#include "sim/workload.h"
+
+/* One option of a subcommand. `key` is what the parser returns for it (a short letter or
+ * any int > 255 for long-only options); `arg` names the value (NULL for flags). */
+typedef struct av_cli_opt {
+  const char *name;     /* long form without dashes, e.g. "out" */
+  int key;              /* 'o', or a value > 255 when there is no short form */
+  const char *arg;      /* "DIR", or NULL for a flag */
+  const char *help;     /* one line for --help */
+} av_cli_opt_t;         /* tables end with an entry whose name is NULL */
+
+/* Walks argv[1..argc) (argv[0] is the subcommand). Call repeatedly: returns the option's key
+ * and sets *value (NULL for flags), returns 0 for a positional argument (in *value), -1 at
+ * the end, or -2 on a usage error (err filled: source = the command name). "--" ends
+ * options; "--name=value" and "-kvalue" are accepted. */
+typedef struct av_cli_parser {
+  int argc, i;
+  char **argv;
+  const av_cli_opt_t *opts;
+  int only_positional;
+} av_cli_parser_t;
+void av_cli_parser_init(av_cli_parser_t *ps, int argc, char **argv, const av_cli_opt_t *opts);
+int av_cli_next(av_cli_parser_t *ps, const char **value, av_error_t *err);
+
+/* Prints "usage: anvil <usage>", the description and the option table to stdout. */
+void av_cli_print_help(const char *usage, const char *description, const av_cli_opt_t *opts);
+
+/* An integer option value in [min, max] (AV_ERR_USAGE naming the option otherwise). */
+int av_cli_parse_int(const char *cmd, const char *opt, const char *text, int64_t min,
+                     int64_t max, int64_t *out, av_error_t *err);
+
+/* "32,8" or "32/8" -> hq, hkv (head dim and dtype are left as they are). */
+int av_cli_parse_heads(const char *cmd, const char *text, av_heads_t *h, av_error_t *err);
+
+/* The JSON spec of a levels workload from "B=1,4 L=128,32" (spaces or ';' separate the two
+ * lists). The workload builder validates the numbers; this only checks the syntax. Caller
+ * owns the result. */
+int av_cli_levels_spec(const char *text, json_t **out, av_error_t *err);
+
+/* Builds the workload a command names: a JSON spec file (`spec_path`) or a --levels text
+ * (exactly one of the two). Heads default to `defaults`. Caller owns *out. */
+int av_cli_load_workload(const char *cmd, const char *spec_path, const char *levels,
+                         const av_heads_t *defaults, av_workload_t **out, av_error_t *err);
+
+/* Loads the GPU spec `name` for a command's --gpu option (messages name the option). */
+int av_cli_load_gpu(const char *cmd, const char *name, av_gpu_t *out, av_error_t *err);
+
+/* Creates a directory and its parents (like mkdir -p). */
+int av_cli_mkdirs(const char *dir, av_error_t *err);
+
+#endif

@@ -1,0 +1,160 @@
+/* `anvil plan`: one batch, one scheduler -> a plan file (the plan plus its workload, so
+ * `anvil check` and the GPU executor need nothing else). The plan is checked before it is
+ * written: a scheduler bug never produces a plan file. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "costmodels/costmodel.h"
+#include "schedulers/scheduler.h"
+#include "sim/json_util.h"
+
+enum { OPT_LEVELS = 256, OPT_HEADS, OPT_HEAD_DIM, OPT_COST, OPT_WORKLOAD };
+#define MAX_ASSIGN 32
+
+static const av_cli_opt_t k_opts[] = {
+    {"workload", OPT_WORKLOAD, "SPEC.json", "the batch as a workload spec file"},
+    {"levels", OPT_LEVELS, "\"B=.. L=..\"", "the batch in B/L notation, e.g. \"B=1,4 L=128,32\""},
+    {"scheduler", 's', "NAME", "scheduler (anvil list shows them)"},
+    {"param", 'p', "KEY=VALUE", "a scheduler parameter (repeatable)"},
+    {"gpu", 'g', "NAME", "GPU spec to plan for (default H200-SXM)"},
+    {"cost-model", OPT_COST, "NAME", "cost model the scheduler uses (default roofline)"},
+    {"cost-param", 'c', "KEY=VALUE", "a cost model parameter (repeatable)"},
+    {"heads", OPT_HEADS, "Q,KV", "query and KV heads when the spec has none (default 32,8)"},
+    {"head-dim", OPT_HEAD_DIM, "D", "head dim when the spec has none (default 128)"},
+    {"output", 'o', "PLAN.json", "where to write the plan (required)"},
+    {"help", 'h', NULL, "show this help"},
+    {NULL, 0, NULL, NULL}};
+
+typedef struct plan_opts {
+  const char *spec, *levels, *sched, *gpu, *cost, *out;
+  const char *sp[MAX_ASSIGN], *cp[MAX_ASSIGN];
+  int n_sp, n_cp;
+  av_heads_t heads;
+} plan_opts_t;
+
+static int parse_args(int argc, char **argv, plan_opts_t *o, av_error_t *err) {
+  av_cli_parser_t ps;
+  av_cli_parser_init(&ps, argc, argv, k_opts);
+  const char *v;
+  int k;
+  int64_t d;
+  while ((k = av_cli_next(&ps, &v, err)) != -1) {
+    switch (k) {
+      case -2: return err->code;
+      case 'h': return -1;
+      case 0:
+      case OPT_WORKLOAD:
+        if (o->spec)
+          return av_error_set(err, AV_ERR_USAGE, "plan", v, "unexpected second workload");
+        o->spec = v;
+        break;
+      case OPT_LEVELS: o->levels = v; break;
+      case 's': o->sched = v; break;
+      case 'g': o->gpu = v; break;
+      case OPT_COST: o->cost = v; break;
+      case 'o': o->out = v; break;
+      case 'p':
+      case 'c': {
+        int *n = k == 'p' ? &o->n_sp : &o->n_cp;
+        if (*n == MAX_ASSIGN)
+          return av_error_set(err, AV_ERR_USAGE, "plan", k == 'p' ? "-p" : "-c",
+                              "at most %d parameters", MAX_ASSIGN);
+        (k == 'p' ? o->sp : o->cp)[(*n)++] = v;
+        break;
+      }
+      case OPT_HEADS:
+        if (av_cli_parse_heads("plan", v, &o->heads, err)) return err->code;
+        break;
+      case OPT_HEAD_DIM:
+        if (av_cli_parse_int("plan", "--head-dim", v, 1, 4096, &d, err)) return err->code;
+        o->heads.head_dim = (int)d;
+        break;
+    }
+  }
+  if (!o->sched)
+    return av_error_set(err, AV_ERR_USAGE, "plan", "--scheduler",
+                        "missing; name the scheduler (anvil list shows them)");
+  if (!o->out)
+    return av_error_set(err, AV_ERR_USAGE, "plan", "--output",
+                        "missing; give -o PLAN.json");
+  return AV_OK;
+}
+
+static int apply_params(av_params_t *p, const av_param_def_t *defs, const char *const *as,
+                        int n, const char *source, av_error_t *err) {
+  int rc = av_params_init(p, defs, err);
+  for (int i = 0; !rc && i < n; i++) rc = av_params_set_text(p, as[i], source, err);
+  return rc;
+}
+
+int av_cmd_plan(int argc, char **argv) {
+  av_error_t err;
+  av_error_clear(&err);
+  plan_opts_t o = {.gpu = "H200-SXM", .cost = "roofline",
+                   .heads = {.hq = 32, .hkv = 8, .head_dim = 128, .dtype = AV_DTYPE_FP16}};
+  int rc = parse_args(argc, argv, &o, &err);
+  if (rc == -1) {
+    av_cli_print_help("plan (SPEC.json | --levels \"B=1,4 L=128,32\") --scheduler NAME "
+                      "[-p k=v]... [--gpu NAME] -o PLAN.json",
+                      "Plans one batch with one scheduler, proves the plan exact with the "
+                      "checker and\nwrites it (with its workload) as JSON.",
+                      k_opts);
+    return 0;
+  }
+  if (rc) return av_cli_fail(&err);
+
+  const av_scheduler_ops_t *sops = NULL;
+  const av_costmodel_ops_t *cops = NULL;
+  av_params_t sp, cp;
+  av_gpu_t gpu;
+  av_workload_t *w = NULL;
+  av_costmodel_t *cost = NULL;
+  av_variants_t *vs = NULL;
+  av_plan_t *plan = NULL;
+  json_t *doc = NULL;
+  av_error_t verr;
+  av_error_clear(&verr);
+  rc = av_scheduler_lookup(o.sched, "plan", "--scheduler", &sops, &err);
+  if (!rc) rc = apply_params(&sp, sops->params, o.sp, o.n_sp, "-p", &err);
+  if (!rc) rc = av_costmodel_lookup(o.cost, "plan", "--cost-model", &cops, &err);
+  if (!rc) rc = apply_params(&cp, cops->params, o.cp, o.n_cp, "-c", &err);
+  if (!rc) rc = av_cli_load_gpu("plan", o.gpu, &gpu, &err);
+  if (!rc) rc = av_cli_load_workload("plan", o.spec, o.levels, &o.heads, &w, &err);
+  if (!rc) {
+    vs = av_variants_load(NULL, &verr); /* optional, as in `anvil run` */
+    if (!vs && verr.code != AV_ERR_IO) rc = av_error_set(&err, verr.code, verr.source,
+                                                         verr.path, "%s", verr.message);
+  }
+  if (!rc) {
+    av_cost_env_t env = {.gpu = &gpu, .heads = &w->heads, .variants = vs};
+    cost = av_costmodel_create(cops, &cp, &env, &err);
+    if (!cost) rc = err.code ? err.code : AV_ERR_INTERNAL;
+  }
+  if (!rc) {
+    av_sched_ctx_t ctx = {.workload = w, .gpu = &gpu, .variants = vs, .cost = cost};
+    rc = av_scheduler_plan(sops, &sp, &ctx, &plan, &err);
+  }
+  if (!rc) rc = av_plan_check(plan, w, &err);
+  if (!rc) {
+    doc = av_plan_to_json(plan, w);
+    rc = doc ? av_json_dump_file(doc, o.out, &err)
+             : av_error_set(&err, AV_ERR_NOMEM, o.out, NULL, "cannot serialise the plan");
+  }
+  if (!rc) {
+    av_plan_stats_t ps;
+    av_plan_stats(plan, &ps);
+    printf("plan: %s (%s) for %s on %s: %d items, %d launches, %d streams, %d partial slots; "
+           "checked exact -> %s\n",
+           plan->scheduler, plan->params[0] ? plan->params : "defaults", w->name, gpu.name,
+           ps.items, ps.launches, ps.streams, ps.partial_slots, o.out);
+  }
+  json_decref(doc);
+  av_plan_destroy(plan);
+  av_costmodel_destroy(cost);
+  av_variants_destroy(vs);
+  av_workload_destroy(w);
+  return rc ? av_cli_fail(&err) : 0;
+}

@@ -1,0 +1,116 @@
+/* `anvil replay`: replays a measured per-CTA trace (format in sim/replay.h) of a plan through
+ * the simulator's dispatch model — measured durations fixed, placement simulated — and
+ * reports how far the replayed makespan is from the measured one: the dispatch model's error
+ * alone, separated from the cost model's. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "sim/plan.h"
+#include "sim/replay.h"
+#include "sim/variants.h"
+
+enum { OPT_PLAN = 256, OPT_TRACE, OPT_TIMELINE };
+
+static const av_cli_opt_t k_opts[] = {
+    {"plan", OPT_PLAN, "PLAN.json", "the plan that was executed (required)"},
+    {"trace", OPT_TRACE, "MEASURED.json", "its measured per-CTA records (required)"},
+    {"gpu", 'g', "NAME", "GPU spec (default H200-SXM; must match the trace's \"gpu\")"},
+    {"timeline", OPT_TIMELINE, "FILE", "write the replayed timeline (Chrome Trace JSON)"},
+    {"help", 'h', NULL, "show this help"},
+    {NULL, 0, NULL, NULL}};
+
+typedef struct replay_opts {
+  const char *plan, *trace, *gpu, *timeline;
+} replay_opts_t;
+
+static int parse(int argc, char **argv, replay_opts_t *o, av_error_t *err) {
+  av_cli_parser_t ps;
+  av_cli_parser_init(&ps, argc, argv, k_opts);
+  const char *v;
+  int k;
+  while ((k = av_cli_next(&ps, &v, err)) != -1) {
+    switch (k) {
+      case -2: return err->code;
+      case 'h': return -1;
+      case OPT_PLAN: o->plan = v; break;
+      case OPT_TRACE: o->trace = v; break;
+      case 'g': o->gpu = v; break;
+      case OPT_TIMELINE: o->timeline = v; break;
+      default:
+        return av_error_set(err, AV_ERR_USAGE, "replay", v ? v : "",
+                            "unexpected argument; see anvil replay --help");
+    }
+  }
+  if (!o->plan) return av_error_set(err, AV_ERR_USAGE, "replay", "--plan", "missing");
+  if (!o->trace) return av_error_set(err, AV_ERR_USAGE, "replay", "--trace", "missing");
+  return AV_OK;
+}
+
+static void report(const replay_opts_t *o, const av_plan_t *p, const av_replay_trace_t *t,
+                   const av_replay_result_t *r) {
+  printf("plan: %s (%d items, %d launches, %d KV heads)\n", o->plan, p->n_items,
+         p->n_launches, p->heads.hkv);
+  printf("trace: %s (%d CTA records, %d merge CTAs) recorded on %s\n", o->trace, t->n,
+         t->merge_records, t->gpu);
+  printf("merge phase: %s\n", t->merge_records ? "measured (median merge-CTA duration)"
+                                               : "modelled (no merge records)");
+  for (int32_t l = 0; l < r->sim.n_launches; l++) {
+    const av_sim_launch_result_t *L = &r->sim.launches[l];
+    printf("  launch %d: %d CTAs, %d per SM, %.2f waves, replayed %.2f..%.2f us\n", l, L->ctas,
+           L->ctas_per_sm, L->waves, L->start_us, L->end_us);
+  }
+  printf("SM busy %.1f%%, bubble %.1f%%\n", 100 * r->sim.sm_busy_frac,
+         100 * r->sim.bubble_frac);
+  printf("measured makespan: %.3f us\n", r->measured_us);
+  printf("replayed makespan: %.3f us\n", r->replayed_us);
+  printf("replay_rel_err=%+.4f\n", r->rel_err);
+}
+
+int av_cmd_replay(int argc, char **argv) {
+  av_error_t err;
+  av_error_clear(&err);
+  replay_opts_t o = {.gpu = "H200-SXM"};
+  int rc = parse(argc, argv, &o, &err);
+  if (rc == -1) {
+    av_cli_print_help("replay --plan PLAN.json --trace MEASURED.json [--gpu NAME] "
+                      "[--timeline FILE]",
+                      "Replays measured per-CTA durations through the simulator's dispatch "
+                      "model and reports\nthe replayed makespan against the measured one "
+                      "(trace format: sim/replay.h).",
+                      k_opts);
+    return 0;
+  }
+  if (rc) return av_cli_fail(&err);
+  av_gpu_t gpu;
+  av_plan_t *p = NULL;
+  av_workload_t *w = NULL;
+  av_variants_t *vs = NULL;
+  av_replay_trace_t t;
+  av_replay_result_t r;
+  av_timeline_t tl = {0, 0, NULL};
+  memset(&t, 0, sizeof t);
+  memset(&r, 0, sizeof r);
+  rc = av_cli_load_gpu("replay", o.gpu, &gpu, &err);
+  if (!rc) rc = av_plan_load(o.plan, &p, &w, &err);
+  if (!rc) rc = av_plan_check(p, w, &err);
+  if (!rc) {
+    vs = av_variants_load(NULL, &err);
+    if (!vs) rc = err.code ? err.code : AV_ERR_INTERNAL;
+  }
+  if (!rc) rc = av_replay_load(o.trace, p, &t, &err);
+  if (!rc) rc = av_replay_run(&t, p, w, &gpu, vs, &r, o.timeline ? &tl : NULL, &err);
+  if (!rc && o.timeline) rc = av_timeline_write_chrome(&tl, p, o.timeline, &err);
+  if (!rc) {
+    report(&o, p, &t, &r);
+    if (o.timeline) printf("timeline: %s (%d CTAs)\n", o.timeline, tl.n);
+  }
+  av_timeline_free(&tl);
+  av_replay_result_free(&r);
+  av_replay_trace_free(&t);
+  av_variants_destroy(vs);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+  return rc ? av_cli_fail(&err) : 0;
+}

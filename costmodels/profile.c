@@ -1,0 +1,342 @@
+/* profile: FlashForge §5.2's profile-based estimator. A profile file holds, per kernel
+ * variant, measured CTA times C(n_q, n) on a grid of query rows n_q (queries x GQA group)
+ * and KV tokens n ("n_kv" in the file) (Eq. 6);
+ * between grid points we interpolate bilinearly in (log n_q, log n) with GSL; outside the
+ * grid n_q is clamped, n below the grid is clamped and n above it is extrapolated linearly
+ * from the last two columns (decode attention is memory-bound there, FlashForge Table 2:
+ * "cost scales almost linearly with n"). */
+#include <gsl/gsl_interp2d.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costmodels/costmodel.h"
+#include "costmodels/costmodel_internal.h"
+
+static const av_param_def_t profile_params[] = {
+    {.name = "path", .type = AV_PARAM_STRING, .def = "",
+     .help = "profile JSON file; empty = <data dir>/profiles/<gpu>.json"},
+    {.name = "check_gpu", .type = AV_PARAM_BOOL, .def = "true",
+     .help = "reject a profile whose \"gpu\" is not the experiment's GPU spec"},
+    {.name = NULL},
+};
+
+typedef struct {
+  av_tile_t tile;
+  int head_dim;
+  av_dtype_t dtype;
+  size_t nx, ny;          /* n_q points, n points */
+  double *x, *y, *z;      /* log n_q, log n, times (z[j*nx + i] = C(n_q[i], n[j])) */
+  double *n_lin;          /* the n grid itself, for extrapolation */
+  gsl_interp2d *interp;
+} profile_table_t;
+
+typedef struct {
+  int n;
+  profile_table_t *t;
+} profile_state_t;
+
+static void profile_destroy(void *state) {
+  profile_state_t *s = state;
+  if (!s) return;
+  for (int i = 0; i < s->n; i++) {
+    gsl_interp2d_free(s->t[i].interp);
+    free(s->t[i].x);
+  }
+  free(s->t);
+  free(s);
+}
+
+/* A strictly increasing positive grid axis at `path`.key. Caller frees *vals. */
+static int read_axis(const av_jctx_t *c, const json_t *obj, const char *path, const char *key,
+                     int64_t **vals, size_t *n) {
+  int rc = av_json_get_int_array(c, obj, path, key, 1, 0, 1, INT64_C(1) << 40, vals, n);
+  if (rc) return rc;
+  char where[256], item[256];
+  av_jpath_key(where, sizeof where, path, key);
+  if (*n < 2)
+    return av_error_set(c->err, AV_ERR_SCHEMA, c->source, where,
+                        "a grid axis needs at least 2 points to interpolate, got %zu", *n);
+  for (size_t i = 1; i < *n; i++)
+    if ((*vals)[i] <= (*vals)[i - 1]) {
+      av_jpath_index(item, sizeof item, where, i);
+      return av_error_set(c->err, AV_ERR_SCHEMA, c->source, item,
+                          "grid must be strictly increasing: %lld follows %lld",
+                          (long long)(*vals)[i], (long long)(*vals)[i - 1]);
+    }
+  return AV_OK;
+}
+
+/* time_us: nq rows of n columns, each a positive number. Fills t->z. */
+static int read_times(const av_jctx_t *c, const json_t *obj, const char *path,
+                      profile_table_t *t) {
+  char where[256], row_path[256], item[256];
+  av_jpath_key(where, sizeof where, path, "time_us");
+  const json_t *rows = json_object_get(obj, "time_us");
+  if (!rows)
+    return av_error_set(c->err, AV_ERR_SCHEMA, c->source, where,
+                        "missing key 'time_us' (an array of %zu rows of %zu times)", t->nx,
+                        t->ny);
+  if (av_json_expect_array(c, rows, where)) return c->err ? c->err->code : AV_ERR_SCHEMA;
+  if (json_array_size(rows) != t->nx)
+    return av_error_set(c->err, AV_ERR_MISMATCH, c->source, where,
+                        "expected %zu rows (one per n_q), got %zu", t->nx,
+                        json_array_size(rows));
+  for (size_t i = 0; i < t->nx; i++) {
+    const json_t *row = json_array_get(rows, i);
+    av_jpath_index(row_path, sizeof row_path, where, i);
+    if (av_json_expect_array(c, row, row_path)) return c->err ? c->err->code : AV_ERR_SCHEMA;
+    if (json_array_size(row) != t->ny)
+      return av_error_set(c->err, AV_ERR_MISMATCH, c->source, row_path,
+                          "expected %zu times (one per n_kv), got %zu", t->ny,
+                          json_array_size(row));
+    for (size_t j = 0; j < t->ny; j++) {
+      av_jpath_index(item, sizeof item, row_path, j);
+      double v;
+      int rc = av_json_as_double(c, json_array_get(row, j), item, 1e-6, 1e9, &v);
+      if (rc) return rc;
+      t->z[j * t->nx + i] = v;
+    }
+  }
+  return AV_OK;
+}
+
+static int parse_dtype(const av_jctx_t *c, const char *path, const char *name,
+                       av_dtype_t *out) {
+  for (int d = AV_DTYPE_FP16; d <= AV_DTYPE_BF16; d++)
+    if (strcmp(name, av_dtype_name((av_dtype_t)d)) == 0) {
+      *out = (av_dtype_t)d;
+      return AV_OK;
+    }
+  return av_error_set(c->err, AV_ERR_NAME, c->source, path,
+                      "unknown dtype '%s'; expected one of: %s, %s", name,
+                      av_dtype_name(AV_DTYPE_FP16), av_dtype_name(AV_DTYPE_BF16));
+}
+
+/* The tile keys are those of kernels/variants.json; the grid's KV axis is "n_kv" (FlashForge's
+ * n) because "n" already names the tile's KV width. */
+static const char *const variant_keys[] = {"kind", "m", "n", "warps", "head_dim", "dtype",
+                                           "n_q", "n_kv", "time_us", NULL};
+
+/* One entry of "variants": its key, grid and times, and the GSL interpolator. */
+static int read_table(const av_jctx_t *c, const json_t *obj, const char *path,
+                      profile_table_t *t) {
+  int rc;
+  char where[256];
+  const char *kind, *dtype;
+  int64_t m, n, warps, hd;
+  if ((rc = av_json_expect_object(c, obj, path)) ||
+      (rc = av_json_check_keys(c, obj, path, variant_keys)) ||
+      (rc = av_json_get_string(c, obj, path, "kind", 1, NULL, &kind)) ||
+      (rc = av_json_get_int(c, obj, path, "m", 1, 0, 1, 4096, &m)) ||
+      (rc = av_json_get_int(c, obj, path, "n", 1, 0, 1, 65536, &n)) ||
+      (rc = av_json_get_int(c, obj, path, "warps", 1, 0, 1, 32, &warps)) ||
+      (rc = av_json_get_int(c, obj, path, "head_dim", 1, 0, 1, 1024, &hd)) ||
+      (rc = av_json_get_string(c, obj, path, "dtype", 1, NULL, &dtype)))
+    return rc;
+  av_jpath_key(where, sizeof where, path, "kind");
+  if (av_kernel_kind_from_name(kind, &t->tile.kind))
+    return av_error_set(c->err, AV_ERR_NAME, c->source, where,
+                        "unknown kernel kind '%s'; expected one of: partial, persistent, "
+                        "decode, merge", kind);
+  av_jpath_key(where, sizeof where, path, "dtype");
+  if ((rc = parse_dtype(c, where, dtype, &t->dtype))) return rc;
+  t->tile.m_rows = (int)m;
+  t->tile.n_tokens = (int)n;
+  t->tile.warps = (int)warps;
+  t->head_dim = (int)hd;
+
+  int64_t *nq = NULL, *nk = NULL;
+  size_t nx = 0, ny = 0;
+  if ((rc = read_axis(c, obj, path, "n_q", &nq, &nx)) ||
+      (rc = read_axis(c, obj, path, "n_kv", &nk, &ny))) {
+    free(nq);
+    free(nk);
+    return rc;
+  }
+  t->nx = nx;
+  t->ny = ny;
+  /* one allocation: x[nx], y[ny], n_lin[ny], z[nx*ny] */
+  t->x = malloc(sizeof(double) * (nx + 2 * ny + nx * ny));
+  if (!t->x) {
+    free(nq);
+    free(nk);
+    return av_error_set(c->err, AV_ERR_NOMEM, c->source, path, "out of memory");
+  }
+  t->y = t->x + nx;
+  t->n_lin = t->y + ny;
+  t->z = t->n_lin + ny;
+  for (size_t i = 0; i < nx; i++) t->x[i] = log((double)nq[i]);
+  for (size_t j = 0; j < ny; j++) {
+    t->y[j] = log((double)nk[j]);
+    t->n_lin[j] = (double)nk[j];
+  }
+  free(nq);
+  free(nk);
+  if ((rc = read_times(c, obj, path, t))) return rc;
+  t->interp = gsl_interp2d_alloc(gsl_interp2d_bilinear, nx, ny);
+  if (!t->interp || gsl_interp2d_init(t->interp, t->x, t->y, t->z, nx, ny))
+    return av_error_set(c->err, AV_ERR_INTERNAL, c->source, path,
+                        "GSL could not set up the interpolation");
+  return AV_OK;
+}
+
+static int same_key(const profile_table_t *a, const profile_table_t *b) {
+  return a->tile.kind == b->tile.kind && a->tile.m_rows == b->tile.m_rows &&
+         a->tile.n_tokens == b->tile.n_tokens && a->tile.warps == b->tile.warps &&
+         a->head_dim == b->head_dim && a->dtype == b->dtype;
+}
+
+static const profile_table_t *find_table(const profile_state_t *s, const av_tile_t *tile,
+                                         int head_dim, av_dtype_t dtype) {
+  profile_table_t key = {.tile = *tile, .head_dim = head_dim, .dtype = dtype};
+  for (int i = 0; i < s->n; i++)
+    if (same_key(&s->t[i], &key)) return &s->t[i];
+  return NULL;
+}
+
+static const char *const top_keys[] = {"gpu", "variants", "command", "notes", NULL};
+
+static int read_profile(const av_jctx_t *c, const json_t *root, const av_cost_env_t *env,
+                        int check_gpu, profile_state_t *s) {
+  int rc;
+  const char *gpu;
+  if ((rc = av_json_expect_object(c, root, "")) ||
+      (rc = av_json_check_keys(c, root, "", top_keys)) ||
+      (rc = av_json_get_string(c, root, "", "gpu", 1, NULL, &gpu)))
+    return rc;
+  /* A profile measured on one GPU is never applied to another (issue 5). */
+  if (check_gpu && strcmp(gpu, env->gpu->name) != 0)
+    return av_error_set(c->err, AV_ERR_MISMATCH, c->source, "gpu",
+                        "profile was measured on '%s' but the experiment's GPU is '%s'; "
+                        "profile this GPU or set check_gpu=false", gpu, env->gpu->name);
+  const json_t *vs = json_object_get(root, "variants");
+  if (!vs)
+    return av_error_set(c->err, AV_ERR_SCHEMA, c->source, "variants",
+                        "missing key 'variants' (an array of per-variant tables)");
+  if ((rc = av_json_expect_array(c, vs, "variants"))) return rc;
+  s->t = calloc(json_array_size(vs) + 1, sizeof *s->t);
+  if (!s->t) return av_error_set(c->err, AV_ERR_NOMEM, c->source, "variants", "out of memory");
+  for (size_t i = 0; i < json_array_size(vs); i++) {
+    char where[64];
+    av_jpath_index(where, sizeof where, "variants", i);
+    profile_table_t *t = &s->t[s->n++];
+    if ((rc = read_table(c, json_array_get(vs, i), where, t))) return rc;
+    for (int k = 0; k + 1 < s->n; k++)
+      if (same_key(&s->t[k], t))
+        return av_error_set(c->err, AV_ERR_SCHEMA, c->source, where,
+                            "duplicate variant (same kind, m, n, warps, head_dim, dtype as "
+                            "variants[%d])", k);
+  }
+  return AV_OK;
+}
+
+/* Every compiled variant the batch can use must have a table: a scheduler may pick any. */
+static int check_coverage(const av_jctx_t *c, const av_cost_env_t *env,
+                          const profile_state_t *s) {
+  const av_heads_t *h = env->heads;
+  int found = 0;
+  for (int i = 0; i < s->n; i++)
+    found |= s->t[i].head_dim == h->head_dim && s->t[i].dtype == h->dtype;
+  if (!found)
+    return av_error_set(c->err, AV_ERR_MISMATCH, c->source, "variants",
+                        "no variant for head_dim %d, %s", h->head_dim, av_dtype_name(h->dtype));
+  for (int i = 0; env->variants && i < env->variants->n; i++) {
+    const av_variant_t *v = &env->variants->v[i];
+    if (v->tile.kind == AV_KERNEL_MERGE || v->head_dim != h->head_dim ||
+        v->dtype != h->dtype || v->sm_arch != env->gpu->sm_arch)
+      continue;
+    if (!find_table(s, &v->tile, h->head_dim, h->dtype))
+      return av_error_set(c->err, AV_ERR_MISMATCH, c->source, "variants",
+                          "missing variant %s m=%d n=%d warps=%d (head_dim %d, %s), which "
+                          "the kernels compile; profile it",
+                          av_kernel_kind_name(v->tile.kind), v->tile.m_rows, v->tile.n_tokens,
+                          v->tile.warps, h->head_dim, av_dtype_name(h->dtype));
+  }
+  return AV_OK;
+}
+
+static int profile_create(const av_params_t *p, const av_cost_env_t *env, void **state,
+                          av_error_t *err) {
+  char path[1024];
+  const char *given = av_params_string(p, "path");
+  if (given[0])
+    snprintf(path, sizeof path, "%s", given);
+  else
+    snprintf(path, sizeof path, "%s/profiles/%s.json", av_data_dir(), env->gpu->name);
+  json_t *root = NULL;
+  int rc = av_json_load_file(path, &root, err);
+  if (rc) return rc;
+  profile_state_t *s = av__cost_alloc_state(sizeof *s, "profile", err);
+  if (!s) {
+    json_decref(root);
+    return AV_ERR_NOMEM;
+  }
+  av_jctx_t c = {.source = path, .err = err};
+  rc = read_profile(&c, root, env, av_params_bool(p, "check_gpu"), s);
+  if (!rc) rc = check_coverage(&c, env, s);
+  json_decref(root);
+  if (rc) {
+    profile_destroy(s);
+    return rc;
+  }
+  *state = s;
+  return AV_OK;
+}
+
+/* Without a variants table a scheduler may name a tile the profile lacks: use the profiled
+ * variant of the same kind nearest in (m, n) (then any kind), so estimates stay defined. */
+static const profile_table_t *nearest_table(const profile_state_t *s, const av_tile_t *tile,
+                                            const av_heads_t *h) {
+  const profile_table_t *best = NULL;
+  double best_d = 0;
+  for (int i = 0; i < s->n; i++) {
+    const profile_table_t *t = &s->t[i];
+    if (t->head_dim != h->head_dim || t->dtype != h->dtype) continue;
+    double d = fabs(log((double)t->tile.m_rows / fmax(tile->m_rows, 1))) +
+               fabs(log((double)t->tile.n_tokens / fmax(tile->n_tokens, 1))) +
+               (t->tile.kind != tile->kind ? 100.0 : 0.0);
+    if (!best || d < best_d) {
+      best = t;
+      best_d = d;
+    }
+  }
+  return best ? best : &s->t[0];
+}
+
+static double clampd(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
+
+/* C_est(n_q, n) for one table: bilinear in (log n_q, log n) inside, the policy above outside. */
+static double table_time(const profile_table_t *t, double rows, double kv) {
+  double x = clampd(log(fmax(rows, 1.0)), t->x[0], t->x[t->nx - 1]);
+  double n_last = t->n_lin[t->ny - 1];
+  if (kv <= n_last) {
+    double y = clampd(log(fmax(kv, 1.0)), t->y[0], t->y[t->ny - 1]);
+    return gsl_interp2d_eval(t->interp, t->x, t->y, t->z, x, y, NULL, NULL);
+  }
+  double n_prev = t->n_lin[t->ny - 2];
+  double t_last = gsl_interp2d_eval(t->interp, t->x, t->y, t->z, x, t->y[t->ny - 1], NULL, NULL);
+  double t_prev = gsl_interp2d_eval(t->interp, t->x, t->y, t->z, x, t->y[t->ny - 2], NULL, NULL);
+  return t_last + (kv - n_last) * (t_last - t_prev) / (n_last - n_prev);
+}
+
+static void profile_estimate(const void *state, const av_cost_env_t *env,
+                             const av_cost_query_t *q, av_item_cost_t *out) {
+  const profile_state_t *s = state;
+  const av_heads_t *h = env->heads;
+  const profile_table_t *t = find_table(s, &q->tile, h->head_dim, h->dtype);
+  if (!t) t = nearest_table(s, &q->tile, h);
+  out->hbm_bytes = av_cost_item_bytes(h, q->rows, q->kv_tokens, q->output);
+  out->flops = av__cost_padded_flops(h, q);
+  out->time_us = table_time(t, (double)q->rows, (double)q->kv_tokens);
+}
+
+const av_costmodel_ops_t av_cost_profile = {
+    .name = "profile",
+    .description = "FlashForge 5.2: measured C(n_q, n) per variant, GSL bilinear in log space",
+    .params = profile_params,
+    .create = profile_create,
+    .destroy = profile_destroy,
+    .estimate = profile_estimate,
+};

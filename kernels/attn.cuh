@@ -1,0 +1,428 @@
+/* The partial-attention CTA body shared by the partial, persistent and decode kernels: one
+ * plan item's query rows (queries x GQA group, head-group fusion) against its KV segments,
+ * read from the paged cache with cp.async into a double buffer, QK^T and PV on tensor cores
+ * (mma.sync m16n8k16, fp32 accumulate), online softmax in fp32 (FlashAttention-2 style), and
+ * either the final output or a partial state (O, lse) for the merge (PAT §4; FlashInfer §3). */
+#ifndef AV_ATTN_CUH
+#define AV_ATTN_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#include "kernels/kernels.h"
+
+namespace av {
+
+template <typename T> struct dt;
+template <> struct dt<__half> {
+  static __device__ __forceinline__ uint32_t pack(float a, float b) {
+    __half2 h = __floats2half2_rn(a, b);
+    return *reinterpret_cast<uint32_t *>(&h);
+  }
+  static __device__ __forceinline__ __half from(float a) { return __float2half_rn(a); }
+  static __device__ __forceinline__ void mma(float *c, const uint32_t *a, uint32_t b0,
+                                             uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+};
+template <> struct dt<__nv_bfloat16> {
+  static __device__ __forceinline__ uint32_t pack(float a, float b) {
+    __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+    return *reinterpret_cast<uint32_t *>(&h);
+  }
+  static __device__ __forceinline__ __nv_bfloat16 from(float a) { return __float2bfloat16_rn(a); }
+  static __device__ __forceinline__ void mma(float *c, const uint32_t *a, uint32_t b0,
+                                             uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+};
+
+__device__ __forceinline__ uint32_t smem_u32(const void *p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+/* 16-byte async copy; src_bytes 0 zero-fills the destination (tokens past a segment's end). */
+__device__ __forceinline__ void cp_async16(void *dst, const void *src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)),
+               "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void cp_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+__device__ __forceinline__ void ldsm_x4(uint32_t *r, const void *p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_u32(p)));
+}
+__device__ __forceinline__ void ldsm_x4_t(uint32_t *r, const void *p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_u32(p)));
+}
+__device__ __forceinline__ unsigned long long globaltimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ unsigned smid() {
+  unsigned s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return s;
+}
+
+/* Tile geometry. Rows: WM = M/16 warps of 16 rows; each KV tile's N tokens are split over
+ * WN warps (>= 16 tokens each, the mma's k), at most 4 warps in all. Rows of shared memory
+ * are padded by 16 bytes so ldmatrix's 8 row addresses fall in distinct banks. */
+template <int M, int N, int D> struct geom {
+  static constexpr int WM = M / 16;
+  static constexpr int WN_MAX = 4 / WM > 0 ? 4 / WM : 1;
+  static constexpr int WN = (N / 16) < WN_MAX ? (N / 16) : WN_MAX;
+  static constexpr int W = WM * WN;
+  static constexpr int T = W * 32;
+  static constexpr int NS = N / WN;         /* tokens per warp per tile */
+  static constexpr int P = D + 8;           /* smem row pitch, elements */
+  static constexpr int Q_BYTES = M * P * 2;
+  static constexpr int KV_BYTES = 2 /*stages*/ * 2 /*K,V*/ * N * P * 2;
+  static constexpr int OP = D + 4;          /* fp32 staging pitch */
+  static constexpr int STAGE_BYTES = W * 16 * OP * 4 + W * 16 * 2 * 4;
+  static constexpr int SMEM = Q_BYTES + (KV_BYTES > STAGE_BYTES ? KV_BYTES : STAGE_BYTES);
+};
+
+struct item_t {
+  int q_begin, n_q, seg_begin, n_seg, output, slot, trace;
+};
+
+__device__ __forceinline__ item_t load_item(const int32_t *items, int i) {
+  const int32_t *p = items + (size_t)i * AV_KERN_ITEM_INTS;
+  item_t it;
+  it.q_begin = p[AV_KI_QBEGIN];
+  it.n_q = p[AV_KI_NQ];
+  it.seg_begin = p[AV_KI_SEGBEGIN];
+  it.n_seg = p[AV_KI_NSEG];
+  it.output = p[AV_KI_OUTPUT];
+  it.slot = p[AV_KI_SLOT];
+  it.trace = p[AV_KI_TRACE];
+  return it;
+}
+
+/* Walks an item's KV tiles: tile = up to N consecutive tokens of one segment. */
+struct tile_cursor {
+  int seg, node, pos, end;
+  __device__ __forceinline__ void start(const int32_t *segs, const item_t &it) {
+    seg = 0;
+    open(segs, it);
+  }
+  __device__ __forceinline__ void open(const int32_t *segs, const item_t &it) {
+    if (seg < it.n_seg) {
+      const int32_t *s = segs + (size_t)(it.seg_begin + seg) * 4;
+      node = s[0];
+      pos = s[1];
+      end = s[2];
+    }
+  }
+  __device__ __forceinline__ bool valid(const item_t &it) const { return seg < it.n_seg; }
+  template <int N> __device__ __forceinline__ void next(const int32_t *segs, const item_t &it) {
+    pos += N;
+    if (pos >= end) {
+      ++seg;
+      open(segs, it);
+    }
+  }
+};
+
+/* Issues the cp.async copies of one KV tile (K and V, N tokens x D) into shared memory. */
+template <typename T, int N, int D, int NT>
+__device__ __forceinline__ void load_kv(T *ks, T *vs, const tile_cursor &c,
+                                        const av_kern_batch_t &b, int kvh, int tid) {
+  constexpr int CPR = D / 8;  /* 16-byte chunks per token row */
+  constexpr int P = D + 8;
+  const int bs = b.block_size;
+  const int32_t *blocks = b.block_ids + b.node_block_off[c.node];
+  const T *K = static_cast<const T *>(b.k);
+  const T *V = static_cast<const T *>(b.v);
+#pragma unroll 4
+  for (int i = tid; i < N * CPR; i += NT) {
+    const int row = i / CPR, col = (i % CPR) * 8;
+    const int tok = c.pos + row;
+    const bool ok = tok < c.end;
+    size_t off = 0;
+    if (ok) {
+      const int64_t blk = blocks[tok / bs];
+      off = (((size_t)blk * b.hkv + kvh) * bs + (tok % bs)) * D + col;
+    }
+    cp_async16(ks + row * P + col, K + off, ok ? 16 : 0);
+    cp_async16(vs + row * P + col, V + off, ok ? 16 : 0);
+  }
+}
+
+/* One item on KV head kvh: the whole CTA cooperates; smem is geom<M,N,D>::SMEM bytes. */
+template <typename T, int M, int N, int D>
+__device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_kern_launch_t &l,
+                                          const item_t &it, int kvh, char *smem) {
+  using G = geom<M, N, D>;
+  constexpr int P = G::P;
+  constexpr int NT = G::T;
+  constexpr int KT = D / 16;        /* k-steps of QK^T */
+  constexpr int SN = G::NS / 8;     /* n8 tiles of S per warp */
+  constexpr int ON = D / 8;         /* n8 tiles of O */
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wm = warp % G::WM, wn = warp / G::WM;
+  const int g = b.hq / b.hkv;
+  const int rows = it.n_q * g;
+  T *qs = reinterpret_cast<T *>(smem);
+  T *kvbuf = reinterpret_cast<T *>(smem + G::Q_BYTES);
+  const float scale_log2 = b.scale * 1.4426950408889634f;
+
+  /* Queries x group rows into shared memory (rows past n_q*g are zero). */
+  {
+    const T *Q = static_cast<const T *>(b.q);
+    constexpr int CPR = D / 8;
+    for (int i = tid; i < M * CPR; i += NT) {
+      const int r = i / CPR, col = (i % CPR) * 8;
+      size_t off = 0;
+      const bool ok = r < rows;
+      if (ok) {
+        const int req = l.queries[it.q_begin + r / g];
+        off = ((size_t)req * b.hq + (size_t)kvh * g + r % g) * D + col;
+      }
+      cp_async16(qs + r * P + col, Q + off, ok ? 16 : 0);
+    }
+  }
+  tile_cursor ld, cp;
+  ld.start(l.segs, it);
+  cp = ld;
+  if (ld.valid(it)) load_kv<T, N, D, NT>(kvbuf, kvbuf + N * P, ld, b, kvh, tid);
+  cp_commit();
+  ld.template next<N>(l.segs, it);
+
+  float o[ON][4];
+#pragma unroll
+  for (int j = 0; j < ON; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+  float mx[2] = {-INFINITY, -INFINITY}, sum[2] = {0.f, 0.f};
+  uint32_t qf[KT][4];
+  bool have_q = false;
+
+  for (int stage = 0; cp.valid(it); ++stage) {
+    const bool more = ld.valid(it);
+    if (more) {
+      T *nb = kvbuf + ((stage + 1) & 1) * 2 * N * P;
+      load_kv<T, N, D, NT>(nb, nb + N * P, ld, b, kvh, tid);
+    }
+    cp_commit();
+    cp_wait<1>();
+    __syncthreads();
+    if (!have_q) {
+#pragma unroll
+      for (int k = 0; k < KT; ++k) {
+        const int r = wm * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+        ldsm_x4(qf[k], qs + r * P + k * 16 + (lane >> 4) * 8);
+      }
+      have_q = true;
+    }
+    const T *ks = kvbuf + (stage & 1) * 2 * N * P;
+    const T *vs = ks + N * P;
+    const int valid = cp.end - cp.pos;  /* tokens of this tile (>= N means full) */
+    const int t0 = wn * G::NS;
+
+    /* S = Q K^T for this warp's 16 rows x NS tokens. */
+    float s[SN][4];
+#pragma unroll
+    for (int j = 0; j < SN; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+#pragma unroll
+    for (int k = 0; k < KT; ++k) {
+#pragma unroll
+      for (int j = 0; j < SN; j += 2) {
+        uint32_t kb[4];
+        const int mi = lane >> 3;
+        const int tok = t0 + j * 8 + (mi >> 1) * 8 + (lane & 7);
+        ldsm_x4(kb, ks + tok * P + k * 16 + (mi & 1) * 8);
+        dt<T>::mma(s[j], qf[k], kb[0], kb[1]);
+        dt<T>::mma(s[j + 1], qf[k], kb[2], kb[3]);
+      }
+    }
+    /* Online softmax (log2 domain): rows lane/4 and lane/4 + 8. */
+    float tmax[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int j = 0; j < SN; ++j) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int tok = t0 + j * 8 + (lane & 3) * 2 + (e & 1);
+        const float x = tok < valid ? s[j][e] * scale_log2 : -INFINITY;
+        s[j][e] = x;
+        tmax[e >> 1] = fmaxf(tmax[e >> 1], x);
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      tmax[h] = fmaxf(tmax[h], __shfl_xor_sync(0xffffffffu, tmax[h], 1));
+      tmax[h] = fmaxf(tmax[h], __shfl_xor_sync(0xffffffffu, tmax[h], 2));
+      const float mnew = fmaxf(mx[h], tmax[h]);
+      const float alpha = mx[h] == -INFINITY ? 0.f : exp2f(mx[h] - mnew);
+      mx[h] = mnew;
+      sum[h] *= alpha;
+#pragma unroll
+      for (int j = 0; j < ON; ++j) {
+        o[j][2 * h] *= alpha;
+        o[j][2 * h + 1] *= alpha;
+      }
+    }
+    const float ref0 = mx[0] == -INFINITY ? 0.f : mx[0];
+    const float ref1 = mx[1] == -INFINITY ? 0.f : mx[1];
+#pragma unroll
+    for (int j = 0; j < SN; ++j) {
+      s[j][0] = exp2f(s[j][0] - ref0);
+      s[j][1] = exp2f(s[j][1] - ref0);
+      s[j][2] = exp2f(s[j][2] - ref1);
+      s[j][3] = exp2f(s[j][3] - ref1);
+      sum[0] += s[j][0] + s[j][1];
+      sum[1] += s[j][2] + s[j][3];
+    }
+    /* O += P V: P's accumulator layout is the A-operand layout of the next mma. */
+#pragma unroll
+    for (int kk = 0; kk < SN / 2; ++kk) {
+      uint32_t pa[4];
+      pa[0] = dt<T>::pack(s[2 * kk][0], s[2 * kk][1]);
+      pa[1] = dt<T>::pack(s[2 * kk][2], s[2 * kk][3]);
+      pa[2] = dt<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+      pa[3] = dt<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+#pragma unroll
+      for (int j = 0; j < ON; j += 2) {
+        uint32_t vb[4];
+        const int mi = lane >> 3;
+        const int tok = t0 + kk * 16 + (mi & 1) * 8 + (lane & 7);
+        ldsm_x4_t(vb, vs + tok * P + (j + (mi >> 1)) * 8);
+        dt<T>::mma(o[j], pa, vb[0], vb[1]);
+        dt<T>::mma(o[j + 1], pa, vb[2], vb[3]);
+      }
+    }
+    __syncthreads();  /* this stage's buffer is refilled two stages on */
+    cp.template next<N>(l.segs, it);
+    if (more) ld.template next<N>(l.segs, it);
+  }
+  cp_wait<0>();
+
+  /* Each warp stages its unnormalised O and (max, sum) per row; then the CTA combines the
+   * WN warps of each row group and writes the output or the partial state. */
+  float *st = reinterpret_cast<float *>(smem + G::Q_BYTES);
+  float *ml = st + G::W * 16 * G::OP;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], 1);
+    sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], 2);
+  }
+  __syncthreads();
+  {
+    float *sw = st + warp * 16 * G::OP;
+    const int r0 = lane >> 2, c0 = (lane & 3) * 2;
+#pragma unroll
+    for (int j = 0; j < ON; ++j) {
+      *reinterpret_cast<float2 *>(sw + r0 * G::OP + j * 8 + c0) = make_float2(o[j][0], o[j][1]);
+      *reinterpret_cast<float2 *>(sw + (r0 + 8) * G::OP + j * 8 + c0) =
+          make_float2(o[j][2], o[j][3]);
+    }
+    if ((lane & 3) == 0) {
+      ml[(warp * 16 + r0) * 2] = mx[0];
+      ml[(warp * 16 + r0) * 2 + 1] = sum[0];
+      ml[(warp * 16 + r0 + 8) * 2] = mx[1];
+      ml[(warp * 16 + r0 + 8) * 2 + 1] = sum[1];
+    }
+  }
+  __syncthreads();
+  constexpr int C4 = D / 4;
+  for (int i = tid; i < rows * C4; i += NT) {
+    const int r = i / C4, c = (i % C4) * 4;
+    const int rg = r / 16, rr = r % 16;
+    float gm = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < G::WN; ++w) gm = fmaxf(gm, ml[((w * G::WM + rg) * 16 + rr) * 2]);
+    float L = 0.f, a0 = 0.f, a1 = 0.f, a2 = 0.f, a3 = 0.f;
+#pragma unroll
+    for (int w = 0; w < G::WN; ++w) {
+      const int ww = w * G::WM + rg;
+      const float m = ml[(ww * 16 + rr) * 2];
+      const float f = m == -INFINITY ? 0.f : exp2f(m - gm);
+      L += f * ml[(ww * 16 + rr) * 2 + 1];
+      const float4 v = *reinterpret_cast<const float4 *>(st + (ww * 16 + rr) * G::OP + c);
+      a0 += f * v.x;
+      a1 += f * v.y;
+      a2 += f * v.z;
+      a3 += f * v.w;
+    }
+    const float inv = L > 0.f ? 1.f / L : 0.f;
+    const int qh = kvh * g + r % g;
+    if (it.output == 0) {
+      const int req = l.queries[it.q_begin + r / g];
+      T *out = static_cast<T *>(b.out) + ((size_t)req * b.hq + qh) * D + c;
+      uint2 pk;
+      pk.x = dt<T>::pack(a0 * inv, a1 * inv);
+      pk.y = dt<T>::pack(a2 * inv, a3 * inv);
+      *reinterpret_cast<uint2 *>(out) = pk;
+    } else {
+      const size_t slot = (size_t)it.slot + r / g;
+      *reinterpret_cast<float4 *>(b.part_o + (slot * b.hq + qh) * D + c) =
+          make_float4(a0 * inv, a1 * inv, a2 * inv, a3 * inv);
+      if (c == 0)  /* natural-log lse of the scaled scores: (max + log2 sum) ln 2 */
+        b.part_lse[slot * b.hq + qh] = L > 0.f ? (gm + log2f(L)) * 0.6931471805599453f
+                                               : -INFINITY;
+    }
+  }
+}
+
+template <typename T, int M, int N, int D>
+__device__ __forceinline__ void attn_traced(const av_kern_batch_t &b, const av_kern_launch_t &l,
+                                            int item_index, int kvh, char *smem) {
+  const item_t it = load_item(l.items, item_index);
+  unsigned long long t0 = 0;
+  if (b.trace && threadIdx.x == 0) t0 = globaltimer();
+  attn_item<T, M, N, D>(b, l, it, kvh, smem);
+  if (b.trace) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      av_kern_trace_rec_t *r = b.trace + (size_t)it.trace * b.hkv + kvh;
+      r->start_ns = t0;
+      r->end_ns = globaltimer();
+      r->smid = smid();
+    }
+  }
+}
+
+/* One CTA per item (partial and decode kinds): grid (items, hkv). */
+template <typename T, int M, int N, int D>
+__device__ __forceinline__ void attn_grid(const av_kern_batch_t &b, const av_kern_launch_t &l) {
+  extern __shared__ __align__(16) char smem[];
+  attn_traced<T, M, N, D>(b, l, blockIdx.x, blockIdx.y, smem);
+}
+
+/* Persistent grid (FlashInfer §3.3's scheduler output): CTA c walks its queue in order. */
+template <typename T, int M, int N, int D>
+__device__ __forceinline__ void attn_persistent(const av_kern_batch_t &b,
+                                                const av_kern_launch_t &l) {
+  extern __shared__ __align__(16) char smem[];
+  const int c = blockIdx.x;
+  for (int k = l.queue_off[c]; k < l.queue_off[c + 1]; ++k) {
+    attn_traced<T, M, N, D>(b, l, l.queue[k], blockIdx.y, smem);
+    __syncthreads();  /* shared memory is reused by the next item */
+  }
+}
+
+}  // namespace av
+
+/* Kernel symbols are extern "C" so the compiler's resource report names them plainly
+ * (kernels/gen_variants.py parses it into kernels/variants.json). */
+#define AV_DEFINE_ATTN(KIND, BODY, TN, DT, M, N, D)                                 \
+  extern "C" __global__ void __launch_bounds__(av::geom<M, N, D>::T)               \
+      av_k_##KIND##_##TN##_d##D##_m##M##_n##N(const av_kern_batch_t b,             \
+                                              const av_kern_launch_t l) {          \
+    av::BODY<DT, M, N, D>(b, l);                                                   \
+  }
+
+#endif

@@ -1,0 +1,7 @@
+/* Attention variants for fp16, head dim 128 (see kernels/attn_tu.cuh). */
+#define AV_TU_NAME fp16
+#define AV_TU_T __half
+#define AV_TU_DTYPE 0
+#define AV_TU_D 128
+#define AV_TU_LIST AV_KERN_LIST_D128
+#include "kernels/attn_tu.cuh"

@@ -1,0 +1,114 @@
+/* The GPU side as plain C: extern "C" launchers for the attention kernels (partial, persistent,
+ * decode, merge) and thin wrappers over the CUDA runtime (memory, streams, events), so host C
+ * (validation/executor.c) never includes a CUDA header. Every function returns 0 or a CUDA
+ * error code; av_kern_last_error() says which call failed, where, and why. */
+#ifndef AV_KERNELS_H
+#define AV_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Kernel kinds and dtypes use the numbering of sim/variants.h and sim/workload.h
+ * (partial 0, persistent 1, decode 2, merge 3; fp16 0, bf16 1). */
+
+/* One compiled variant. `warps` follows from (m, n): m/16 warps split the rows, the rest
+ * split each KV tile's tokens (each warp needs >= 16 tokens, the mma's k). */
+typedef struct av_kern_variant {
+  const char *name;     /* the kernel's symbol, as the compiler's resource report names it */
+  int kind, m, n, warps, head_dim, dtype;
+  int threads;
+  int smem_dynamic;     /* bytes the launcher requests */
+} av_kern_variant_t;
+
+/* The compiled variants (the same on every architecture). */
+const av_kern_variant_t *av_kern_variants(int *n);
+const av_kern_variant_t *av_kern_find(int kind, int m, int n, int head_dim, int dtype);
+
+/* Device buffers of one batch for one launch. Layouts:
+ *   q, out     [n_requests][hq][d]           (dtype)
+ *   k, v       [n_blocks][hkv][block][d]     (dtype; paged: block = block_size tokens)
+ *   node_block_off [n_nodes+1], block_ids: node u's logical block j is physical block
+ *              block_ids[node_block_off[u] + j]
+ *   part_o     [n_slots][hq][d] fp32, part_lse [n_slots][hq] fp32 (natural log)
+ *   items      [n_items][AV_KERN_ITEM_INTS]  (see below), queries [..], segs [..][4]
+ *   trace      [n_trace_items][hkv] records, or NULL */
+#define AV_KERN_ITEM_INTS 8
+enum { AV_KI_QBEGIN = 0, AV_KI_NQ, AV_KI_SEGBEGIN, AV_KI_NSEG, AV_KI_OUTPUT, AV_KI_SLOT,
+       AV_KI_TRACE };   /* AV_KI_TRACE: the plan's item index (trace record row) */
+
+typedef struct av_kern_trace_rec {
+  unsigned long long start_ns, end_ns;  /* %globaltimer */
+  unsigned int smid, pad;
+  unsigned long long pad2;
+} av_kern_trace_rec_t;
+
+typedef struct av_kern_batch {
+  const void *q;
+  const void *k, *v;
+  const int32_t *node_block_off, *block_ids;
+  void *out;
+  float *part_o, *part_lse;
+  int hq, hkv, head_dim, dtype, block_size;
+  float scale;           /* softmax scale, 1/sqrt(d) */
+  av_kern_trace_rec_t *trace;
+} av_kern_batch_t;
+
+typedef struct av_kern_launch {
+  const int32_t *items;    /* this launch's items (AV_KERN_ITEM_INTS each) */
+  int32_t n_items;
+  const int32_t *queries;  /* the plan's item_queries */
+  const int32_t *segs;     /* the plan's segments: node, begin, end, 0 */
+  /* persistent launches: CTA c runs items queue[queue_off[c] .. queue_off[c+1]) in order */
+  int32_t persistent_ctas;
+  const int32_t *queue_off, *queue;
+} av_kern_launch_t;
+
+/* Launches one plan launch on `stream` (NULL = default). The variant must exist. */
+int av_kern_attn_launch(const av_kern_variant_t *v, const av_kern_batch_t *b,
+                        const av_kern_launch_t *l, void *stream);
+/* Merges partial states: request r's slots merge_slots[merge_off[r] .. merge_off[r+1]) in that
+ * order into out (requests with no slots are left alone: a FINAL item wrote them). */
+int av_kern_merge_launch(const av_kern_batch_t *b, int32_t n_requests,
+                         const int32_t *merge_off, const int32_t *merge_slots, void *stream);
+
+/* Fills n elements of dtype with quiet NaN (poisons outputs), or n floats with NaN. */
+int av_kern_fill_nan(void *p, size_t n, int elem_bytes, void *stream);
+
+/* --- runtime wrappers ----------------------------------------------------------- */
+int av_kern_device_count(int *n);
+typedef struct av_kern_device {
+  char name[256];
+  int sm_count, sm_arch, l2_bytes;
+  size_t free_bytes, total_bytes;
+  int smem_per_block_optin;
+} av_kern_device_t;
+int av_kern_device_info(int dev, av_kern_device_t *out);
+int av_kern_malloc(void **p, size_t bytes);
+int av_kern_free(void *p);
+int av_kern_h2d(void *dst, const void *src, size_t bytes);
+int av_kern_d2h(void *dst, const void *src, size_t bytes);
+int av_kern_memset(void *p, int value, size_t bytes, void *stream);
+int av_kern_stream_create(void **s);
+int av_kern_stream_destroy(void *s);
+int av_kern_event_create(void **e);
+int av_kern_event_destroy(void *e);
+int av_kern_event_record(void *e, void *stream);
+int av_kern_stream_wait(void *stream, void *event);
+int av_kern_event_elapsed_ms(float *ms, void *start, void *end);
+int av_kern_sync(void);
+/* Copies `bytes` device-to-device `reps` times and returns read+write bytes per second of
+ * the median repeat (the bandwidth floor's denominator). */
+int av_kern_copy_bandwidth(size_t bytes, int reps, double *GBps);
+
+/* "cudaMalloc(...) at kernels/runtime.cu:123: out of memory" for the last failure. */
+const char *av_kern_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

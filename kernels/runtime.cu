@@ -1,0 +1,269 @@
+/* Host side of the kernels library: the variant registry gathered from the attention
+ * translation units, the extern "C" launchers, and thin CUDA runtime wrappers so host C code
+ * stays free of CUDA headers. Every CUDA call goes through AV_CUDA_CHECK; every launch is
+ * followed by a last-error check. */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/kern_internal.h"
+
+static char av_kern_errbuf[512];
+
+int av__kern_fail(cudaError_t e, const char *what, const char *file, int line) {
+  const char *f = strstr(file, "kernels/");
+  snprintf(av_kern_errbuf, sizeof av_kern_errbuf, "%s at %s:%d: %s (%s)", what,
+           f ? f : file, line, cudaGetErrorString(e), cudaGetErrorName(e));
+  return (int)e;
+}
+
+extern "C" const char *av_kern_last_error(void) { return av_kern_errbuf; }
+
+/* --- registry ------------------------------------------------------------------- */
+#define AV_MAX_VARIANTS 128
+static av_kern_variant_t av_variants_flat[AV_MAX_VARIANTS];
+static const av_kern_entry_t *av_entries[AV_MAX_VARIANTS];
+static bool av_smem_set[AV_MAX_VARIANTS];
+static int av_n_variants = -1;
+
+static void av_gather(void) {
+  if (av_n_variants >= 0) return;
+  const av_kern_entry_t *tabs[] = {AV_KERN_TABLE(fp16, 128), AV_KERN_TABLE(bf16, 128),
+                                   AV_KERN_TABLE(fp16, 64), AV_KERN_TABLE(bf16, 64),
+                                   av_kern_tab_merge};
+  const int cnts[] = {AV_KERN_COUNT(fp16, 128), AV_KERN_COUNT(bf16, 128),
+                      AV_KERN_COUNT(fp16, 64), AV_KERN_COUNT(bf16, 64), av_kern_cnt_merge};
+  int n = 0;
+  for (int t = 0; t < 5; ++t)
+    for (int i = 0; i < cnts[t] && n < AV_MAX_VARIANTS; ++i) {
+      av_entries[n] = &tabs[t][i];
+      av_variants_flat[n++] = tabs[t][i].v;
+    }
+  av_n_variants = n;
+}
+
+extern "C" const av_kern_variant_t *av_kern_variants(int *n) {
+  av_gather();
+  *n = av_n_variants;
+  return av_variants_flat;
+}
+
+static int av_index_of(const av_kern_variant_t *v) {
+  av_gather();
+  const long i = v - av_variants_flat;
+  return (i >= 0 && i < av_n_variants) ? (int)i : -1;
+}
+
+extern "C" const av_kern_variant_t *av_kern_find(int kind, int m, int n, int head_dim,
+                                                 int dtype) {
+  av_gather();
+  for (int i = 0; i < av_n_variants; ++i) {
+    const av_kern_variant_t *v = &av_variants_flat[i];
+    if (v->kind == kind && v->head_dim == head_dim && v->dtype == dtype && v->m == m &&
+        (kind == AV_KIND_MERGE || v->n == n))
+      return v;
+  }
+  return NULL;
+}
+
+/* Opts the kernel into its dynamic shared memory (> 48 KiB needs the attribute). */
+static int av_prepare(int idx) {
+  if (av_smem_set[idx]) return 0;
+  AV_CUDA_CHECK(cudaFuncSetAttribute(av_entries[idx]->fn,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     av_entries[idx]->v.smem_dynamic));
+  av_smem_set[idx] = true;
+  return 0;
+}
+
+extern "C" int av_kern_attn_launch(const av_kern_variant_t *v, const av_kern_batch_t *b,
+                                   const av_kern_launch_t *l, void *stream) {
+  const int idx = av_index_of(v);
+  if (idx < 0 || v->kind == AV_KIND_MERGE)
+    return av__kern_fail(cudaErrorInvalidDeviceFunction, "av_kern_attn_launch(variant)",
+                         __FILE__, __LINE__);
+  int rc = av_prepare(idx);
+  if (rc) return rc;
+  const int ctas = v->kind == AV_KIND_PERSISTENT ? l->persistent_ctas : l->n_items;
+  if (ctas <= 0) return 0;
+  dim3 grid((unsigned)ctas, (unsigned)b->hkv), block((unsigned)v->threads);
+  av_kern_batch_t bb = *b;
+  av_kern_launch_t ll = *l;
+  void *args[] = {&bb, &ll};
+  AV_CUDA_CHECK(cudaLaunchKernel(av_entries[idx]->fn, grid, block, args,
+                                 (size_t)v->smem_dynamic, (cudaStream_t)stream));
+  AV_CUDA_CHECK_LAUNCH("attention");
+  return 0;
+}
+
+extern "C" int av_kern_merge_launch(const av_kern_batch_t *b, int32_t n_requests,
+                                    const int32_t *merge_off, const int32_t *merge_slots,
+                                    void *stream) {
+  const av_kern_variant_t *v = av_kern_find(AV_KIND_MERGE, 4, 0, b->head_dim, b->dtype);
+  if (!v)
+    return av__kern_fail(cudaErrorInvalidDeviceFunction, "av_kern_merge_launch(variant)",
+                         __FILE__, __LINE__);
+  const long rows = (long)n_requests * b->hq;
+  if (rows == 0) return 0;
+  dim3 grid((unsigned)((rows + v->m - 1) / v->m)), block((unsigned)v->threads);
+  av_kern_batch_t bb = *b;
+  int32_t nr = n_requests;
+  const int32_t *mo = merge_off, *ms = merge_slots;
+  void *args[] = {&bb, &nr, &mo, &ms};
+  AV_CUDA_CHECK(cudaLaunchKernel(av_entries[av_index_of(v)]->fn, grid, block, args, 0,
+                                 (cudaStream_t)stream));
+  AV_CUDA_CHECK_LAUNCH("merge");
+  return 0;
+}
+
+__global__ void av_k_fill_nan16(uint16_t *p, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    p[i] = 0x7fff;  /* a quiet NaN in both fp16 and bf16 */
+}
+__global__ void av_k_fill_nan32(float *p, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    p[i] = __int_as_float(0x7fffffff);
+}
+
+extern "C" int av_kern_fill_nan(void *p, size_t n, int elem_bytes, void *stream) {
+  if (n == 0) return 0;
+  const unsigned grid = (unsigned)(n / 256 + 1 < 4096 ? n / 256 + 1 : 4096);
+  if (elem_bytes == 2)
+    av_k_fill_nan16<<<grid, 256, 0, (cudaStream_t)stream>>>((uint16_t *)p, n);
+  else
+    av_k_fill_nan32<<<grid, 256, 0, (cudaStream_t)stream>>>((float *)p, n);
+  AV_CUDA_CHECK_LAUNCH("fill_nan");
+  return 0;
+}
+
+/* --- runtime wrappers ----------------------------------------------------------- */
+extern "C" int av_kern_device_count(int *n) {
+  *n = 0;
+  cudaError_t e = cudaGetDeviceCount(n);
+  if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) {
+    (void)cudaGetLastError();
+    *n = 0;
+    return 0;
+  }
+  AV_CUDA_CHECK(e);
+  return 0;
+}
+
+extern "C" int av_kern_device_info(int dev, av_kern_device_t *out) {
+  cudaDeviceProp p;
+  AV_CUDA_CHECK(cudaSetDevice(dev));
+  AV_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
+  memset(out, 0, sizeof *out);
+  snprintf(out->name, sizeof out->name, "%s", p.name);
+  out->sm_count = p.multiProcessorCount;
+  out->sm_arch = p.major * 10 + p.minor;
+  out->l2_bytes = p.l2CacheSize;
+  out->smem_per_block_optin = (int)p.sharedMemPerBlockOptin;
+  AV_CUDA_CHECK(cudaMemGetInfo(&out->free_bytes, &out->total_bytes));
+  return 0;
+}
+
+extern "C" int av_kern_malloc(void **p, size_t bytes) {
+  *p = NULL;
+  AV_CUDA_CHECK(cudaMalloc(p, bytes ? bytes : 16));
+  return 0;
+}
+extern "C" int av_kern_free(void *p) {
+  if (p) AV_CUDA_CHECK(cudaFree(p));
+  return 0;
+}
+extern "C" int av_kern_h2d(void *dst, const void *src, size_t bytes) {
+  if (bytes) AV_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+  return 0;
+}
+extern "C" int av_kern_d2h(void *dst, const void *src, size_t bytes) {
+  if (bytes) AV_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+  return 0;
+}
+extern "C" int av_kern_memset(void *p, int value, size_t bytes, void *stream) {
+  AV_CUDA_CHECK(cudaMemsetAsync(p, value, bytes, (cudaStream_t)stream));
+  return 0;
+}
+extern "C" int av_kern_stream_create(void **s) {
+  cudaStream_t st;
+  AV_CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  *s = st;
+  return 0;
+}
+extern "C" int av_kern_stream_destroy(void *s) {
+  if (s) AV_CUDA_CHECK(cudaStreamDestroy((cudaStream_t)s));
+  return 0;
+}
+extern "C" int av_kern_event_create(void **e) {
+  cudaEvent_t ev;
+  AV_CUDA_CHECK(cudaEventCreate(&ev));
+  *e = ev;
+  return 0;
+}
+extern "C" int av_kern_event_destroy(void *e) {
+  if (e) AV_CUDA_CHECK(cudaEventDestroy((cudaEvent_t)e));
+  return 0;
+}
+extern "C" int av_kern_event_record(void *e, void *stream) {
+  AV_CUDA_CHECK(cudaEventRecord((cudaEvent_t)e, (cudaStream_t)stream));
+  return 0;
+}
+extern "C" int av_kern_stream_wait(void *stream, void *event) {
+  AV_CUDA_CHECK(cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)event, 0));
+  return 0;
+}
+extern "C" int av_kern_event_elapsed_ms(float *ms, void *start, void *end) {
+  AV_CUDA_CHECK(cudaEventSynchronize((cudaEvent_t)end));
+  AV_CUDA_CHECK(cudaEventElapsedTime(ms, (cudaEvent_t)start, (cudaEvent_t)end));
+  return 0;
+}
+extern "C" int av_kern_sync(void) {
+  AV_CUDA_CHECK(cudaDeviceSynchronize());
+  return 0;
+}
+
+static int av_cmp_float(const void *a, const void *b) {
+  const float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+extern "C" int av_kern_copy_bandwidth(size_t bytes, int reps, double *GBps) {
+  void *a = NULL, *b = NULL;
+  cudaEvent_t e0 = NULL, e1 = NULL;
+  float *ms = (float *)calloc((size_t)reps, sizeof *ms);
+  int rc = 0;
+#define AV_BW_CHECK(call)                                             \
+  do {                                                                \
+    cudaError_t av_e_ = (call);                                       \
+    if (av_e_ != cudaSuccess && !rc)                                  \
+      rc = av__kern_fail(av_e_, #call, __FILE__, __LINE__);           \
+  } while (0)
+  if (!ms || reps <= 0) rc = av__kern_fail(cudaErrorMemoryAllocation, "calloc", __FILE__, __LINE__);
+  if (!rc) AV_BW_CHECK(cudaMalloc(&a, bytes));
+  if (!rc) AV_BW_CHECK(cudaMalloc(&b, bytes));
+  if (!rc) AV_BW_CHECK(cudaMemset(a, 1, bytes));
+  if (!rc) AV_BW_CHECK(cudaEventCreate(&e0));
+  if (!rc) AV_BW_CHECK(cudaEventCreate(&e1));
+  for (int i = -2; !rc && i < reps; ++i) {  /* two warm-up copies */
+    AV_BW_CHECK(cudaEventRecord(e0, 0));
+    AV_BW_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0));
+    AV_BW_CHECK(cudaEventRecord(e1, 0));
+    AV_BW_CHECK(cudaEventSynchronize(e1));
+    if (i >= 0) AV_BW_CHECK(cudaEventElapsedTime(&ms[i], e0, e1));
+  }
+  if (!rc) {
+    qsort(ms, (size_t)reps, sizeof *ms, av_cmp_float);
+    *GBps = 2.0 * (double)bytes / (ms[reps / 2] * 1e-3) / 1e9;
+  }
+#undef AV_BW_CHECK
+  if (e0) cudaEventDestroy(e0);
+  if (e1) cudaEventDestroy(e1);
+  if (a) cudaFree(a);
+  if (b) cudaFree(b);
+  free(ms);
+  return rc;
+}

@@ -1,0 +1,31 @@
+/* fixed_division: FlashForge Fig. 9's naive division — every node's KV cut into k equal
+ * pieces regardless of its length or sharing, one CTA per piece. It balances long nodes at the
+ * price of splitting short ones (more partial states and merges): the trade-off §5.1's greedy
+ * division resolves per node. */
+#include "schedulers/sched_util.h"
+
+static const char *const tile_choices[] = {"single", "per_shape", NULL};
+
+static const av_param_def_t fd_params[] = {
+    {.name = "k", .type = AV_PARAM_INT, .def = "4", .min = 1, .max = 1 << 20,
+     .help = "pieces per node (a node shorter than k tokens gets one piece per token)"},
+    {.name = "tiles", .type = AV_PARAM_ENUM, .def = "single", .choices = tile_choices,
+     .help = "single: one kernel, one tile; per_shape: smallest tile per node, one stream "
+             "per shape"},
+    {.name = "tile_n", .type = AV_PARAM_INT, .def = "64", .min = 1, .max = 65536,
+     .help = "preferred KV tile n among the compiled tiles"},
+    {.name = NULL},
+};
+
+static int fd_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_plan_t **out,
+                   av_error_t *err) {
+  return av__sched_plan_divided(ctx, params, av_params_int(params, "k"), "fixed_division", out,
+                                err);
+}
+
+const av_scheduler_ops_t av_sched_fixed_division = {
+    .name = "fixed_division",
+    .description = "FlashForge Fig. 9 naive division: every node cut into k equal KV pieces",
+    .params = fd_params,
+    .plan = fd_plan,
+};

@@ -1,0 +1,423 @@
+/* greedy_division: FlashForge §5.1 task division and scheduling. Tasks are (node, queries)
+ * pairs T[i] = (n_q[i], n[i]); queries are not split (b_q = 1) unless they exceed the largest
+ * tile. A lower bound cost_l of the makespan comes from Eq. (4) by binary search; Eq. (5)
+ * bounds each node's KV division b_k[i] <= ceil(C_est(n_q[i], n[i]) / cost_l); divisions
+ * within those bounds are searched, each scored by assigning the sub-tasks longest first to
+ * the least-loaded of p CTAs (Graham's LPT, FlashForge ref. [14]); the best becomes the plan.
+ * Costs are the experiment's cost model: C[j] = C_est(n_q, n / b_k) (Eq. 7). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedulers/sched_util.h"
+
+static const char *const launch_choices[] = {"persistent", "grid", NULL};
+
+static const av_param_def_t gd_params[] = {
+    {.name = "ctas", .type = AV_PARAM_INT, .def = "0", .min = 0, .max = 1e7,
+     .help = "thread blocks p (m in Eq. 3-4); 0 = SMs x CTAs per SM"},
+    {.name = "ctas_per_sm", .type = AV_PARAM_INT, .def = "0", .min = 0, .max = 64,
+     .help = "CTAs per SM for p; 0 = occupancy of the chosen tile (1 without variants)"},
+    {.name = "max_pieces", .type = AV_PARAM_INT, .def = "256", .min = 1, .max = 65536,
+     .help = "most KV pieces one node may be cut into (also at most its length)"},
+    {.name = "eq5", .type = AV_PARAM_BOOL, .def = "true",
+     .help = "bound divisions by Eq. 5 (false: only by max_pieces; an ablation)"},
+    {.name = "max_evals", .type = AV_PARAM_INT, .def = "32", .min = 1, .max = 1 << 20,
+     .help = "divisions scored in the grid search: all within the Eq. 5 bounds when that "
+             "many suffice, else that many steps of a common scaling of the bounds"},
+    {.name = "launch", .type = AV_PARAM_ENUM, .def = "persistent", .choices = launch_choices,
+     .help = "persistent: p CTAs run the LPT queues (the assignment A of Eq. 3); grid: one "
+             "CTA per sub-task, longest first, dispatched by the hardware"},
+    {.name = "tile_n", .type = AV_PARAM_INT, .def = "64", .min = 1, .max = 65536,
+     .help = "preferred KV tile n among the compiled tiles"},
+    {.name = NULL},
+};
+
+typedef struct {
+  int32_t node, q_first, n_q;
+  int32_t cls;       /* its class: tasks of equal (n_q, n, whole) cost the same */
+} gd_task_t;
+
+/* Identical tasks (siblings of a levels tree, say) have identical costs and bounds and get
+ * the same division: the search runs over classes, not tasks. */
+typedef struct {
+  int32_t n_q;
+  int64_t len;
+  int whole;         /* b = 1 covers its queries' whole paths: FINAL output */
+  int32_t count;     /* tasks in the class */
+  int32_t bmax;      /* min(max_pieces, len) */
+  int32_t bound;     /* Eq. 5 */
+  double c1;         /* C_est(n_q, n): undivided */
+} gd_class_t;
+
+typedef struct {
+  double cost;
+  int32_t task, piece, b;
+} gd_job_t;
+
+typedef struct {
+  const av_sched_ctx_t *ctx;
+  av_tile_t tile;
+  int32_t p;
+  gd_task_t *t;
+  int32_t nt;
+  gd_class_t *c;
+  int32_t nc;
+  int32_t *members;             /* task ids grouped by class; class k's start at mstart[k] */
+  int32_t *mstart;
+  int32_t *cand, n_cand;        /* classes with bound > 1 */
+  gd_job_t *fixed;              /* jobs of the other tasks, longest first */
+  int32_t n_fixed;
+  gd_job_t *cjobs, *jobs;       /* scratch: candidate jobs, all jobs */
+  double *load;                 /* heap scratch */
+  int32_t *heap, *qlen;
+} gd_t;
+
+/* C[j] of a class cut in b pieces (Eq. 7): the longest piece, ceil(n / b) tokens. */
+static double class_cost(const gd_t *g, const gd_class_t *c, int32_t b) {
+  av_output_t o = b == 1 && c->whole ? AV_OUT_FINAL : AV_OUT_PARTIAL;
+  return av_sched_cost_us(g->ctx, c->n_q, (c->len + b - 1) / b, &g->tile, o);
+}
+
+/* Smallest division whose sub-task cost is at most c (cost falls as b grows); bmax when
+ * even that is too slow. */
+static int32_t smallest_b(const gd_t *g, const gd_class_t *k, double c) {
+  if (k->c1 <= c) return 1;
+  int32_t lo = 2, hi = k->bmax;
+  if (hi < 2 || class_cost(g, k, hi) > c) return k->bmax;
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    if (class_cost(g, k, mid) <= c) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/* Eq. (4): the average block load when every task is cut just finely enough for its
+ * sub-tasks to cost at most c. Finer division only adds overhead (§5.1's monotonicity), so
+ * this is a lower bound on the makespan of any schedule whose sub-tasks cost at most c. */
+static double avg_load(const gd_t *g, double c) {
+  double sum = 0;
+  for (int32_t k = 0; k < g->nc; k++) {
+    const gd_class_t *cl = &g->c[k];
+    int32_t b = smallest_b(g, cl, c);
+    sum += cl->count * (b == 1 ? cl->c1 : b * class_cost(g, cl, b));
+  }
+  return sum / g->p;
+}
+
+/* cost_l = min over c of max(c, avg_load(c)): avg_load falls as c grows, so the crossing is
+ * found by bisection (§5.1 "binary search"). */
+static double lower_bound(const gd_t *g) {
+  double lo = 0, hi = 0;
+  for (int32_t k = 0; k < g->nc; k++) {
+    double fin = class_cost(g, &g->c[k], g->c[k].bmax);
+    if (fin > lo) lo = fin;
+    if (g->c[k].c1 > hi) hi = g->c[k].c1;
+  }
+  if (hi <= lo || avg_load(g, hi) >= hi) return fmax(hi, avg_load(g, hi));
+  if (avg_load(g, lo) <= lo) return lo;
+  for (int it = 0; it < 60 && hi - lo > 1e-3 * hi; it++) {
+    double mid = 0.5 * (lo + hi);
+    if (avg_load(g, mid) > mid) lo = mid;
+    else hi = mid;
+  }
+  return hi;
+}
+
+static int job_cmp(const void *a, const void *b) {
+  const gd_job_t *x = a, *y = b;
+  if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
+  if (x->task != y->task) return x->task < y->task ? -1 : 1;
+  return (x->piece > y->piece) - (x->piece < y->piece);
+}
+
+/* min-heap of CTA ids keyed by (load, id) */
+static int heap_less(const gd_t *g, int32_t a, int32_t b) {
+  return g->load[a] < g->load[b] || (g->load[a] == g->load[b] && a < b);
+}
+
+static void heap_down(gd_t *g, int32_t n, int32_t i) {
+  for (;;) {
+    int32_t l = 2 * i + 1, r = l + 1, m = i;
+    if (l < n && heap_less(g, g->heap[l], g->heap[m])) m = l;
+    if (r < n && heap_less(g, g->heap[r], g->heap[m])) m = r;
+    if (m == i) return;
+    int32_t t = g->heap[i];
+    g->heap[i] = g->heap[m];
+    g->heap[m] = t;
+    i = m;
+  }
+}
+
+/* Builds the jobs of division b (candidate classes' divisions; other tasks undivided),
+ * longest first, into g->jobs; returns their count. */
+static int32_t build_jobs(gd_t *g, const int32_t *b) {
+  int32_t nc = 0;
+  for (int32_t k = 0; k < g->n_cand; k++) {
+    int32_t ci = g->cand[k];
+    const gd_class_t *cl = &g->c[ci];
+    double c = b[k] == 1 ? cl->c1 : class_cost(g, cl, b[k]);
+    for (int32_t m = g->mstart[ci]; m < g->mstart[ci + 1]; m++)
+      for (int32_t i = 0; i < b[k]; i++)
+        g->cjobs[nc++] = (gd_job_t){.cost = c, .task = g->members[m], .piece = i, .b = b[k]};
+  }
+  qsort(g->cjobs, (size_t)nc, sizeof *g->cjobs, job_cmp);
+  int32_t i = 0, k = 0, n = 0;
+  while (i < g->n_fixed || k < nc)
+    g->jobs[n++] = k >= nc || (i < g->n_fixed && job_cmp(&g->fixed[i], &g->cjobs[k]) < 0)
+                       ? g->fixed[i++]
+                       : g->cjobs[k++];
+  return n;
+}
+
+/* Longest-first to the least-loaded CTA: returns the makespan, or INFINITY as soon as it
+ * reaches `cutoff` (the search's best so far: loads only grow). With pieces != NULL also
+ * writes each job's piece with its CTA and queue position. */
+static double lpt(gd_t *g, int32_t n, double cutoff, av_sched_piece_t *pieces) {
+  int32_t p = g->p < n ? g->p : n;
+  /* Eq. (4) again: no assignment beats max(longest job, average load) */
+  double total = 0;
+  for (int32_t j = 0; j < n; j++) total += g->jobs[j].cost;
+  if (n > 0 && fmax(g->jobs[0].cost, total / g->p) >= cutoff) return INFINITY;
+  double makespan = 0;
+  if (pieces) memset(g->qlen, 0, sizeof *g->qlen * (size_t)p);
+  for (int32_t j = 0; j < n; j++) {
+    int32_t cta;
+    if (j < p) {  /* the first p jobs open the p CTAs in order (all loads are 0) */
+      cta = j;
+      g->load[cta] = g->jobs[j].cost;
+      g->heap[j] = cta;
+      if (j == p - 1)
+        for (int32_t i = p / 2; i-- > 0;) heap_down(g, p, i);
+    } else {
+      cta = g->heap[0];
+      g->load[cta] += g->jobs[j].cost;
+      heap_down(g, p, 0);
+    }
+    if (g->load[cta] > makespan) makespan = g->load[cta];
+    if (makespan >= cutoff) return INFINITY;
+    if (pieces) {
+      const gd_job_t *jb = &g->jobs[j];
+      const gd_task_t *t = &g->t[jb->task];
+      int64_t len = g->c[t->cls].len;
+      pieces[j] = (av_sched_piece_t){
+          .node = t->node, .begin = jb->piece * len / jb->b,
+          .end = (jb->piece + 1) * len / jb->b, .q_first = t->q_first, .n_q = t->n_q,
+          .cost_us = jb->cost, .cta = cta, .order = g->qlen[cta]++};
+    }
+  }
+  return makespan;
+}
+
+/* Grid search over divisions within the Eq. 5 bounds (§5.1 "we grid search the division
+ * number of each KV cache node"): every combination when at most max_evals exist, else
+ * max_evals steps of one scaling s/max_evals of all bounds. Keeps the first best (coarser
+ * divisions are tried first, so ties favour fewer merges). Writes the best into best_b. */
+static void search(gd_t *g, int64_t max_evals, int32_t *b, int32_t *best_b) {
+  double combos = 1;
+  for (int32_t k = 0; k < g->n_cand; k++) combos *= g->c[g->cand[k]].bound;
+  double best = INFINITY;
+  if (combos <= (double)max_evals) {
+    for (int32_t k = 0; k < g->n_cand; k++) b[k] = 1;
+    for (;;) {
+      double ms = lpt(g, build_jobs(g, b), best * (1 - 1e-12), NULL);
+      if (ms < best) {
+        best = ms;
+        memcpy(best_b, b, sizeof *b * (size_t)g->n_cand);
+      }
+      int32_t k = 0;  /* next combination, mixed radix */
+      while (k < g->n_cand && ++b[k] > g->c[g->cand[k]].bound) b[k++] = 1;
+      if (k == g->n_cand) break;
+    }
+    return;
+  }
+  for (int64_t step = 0; step <= max_evals; step++) {
+    for (int32_t k = 0; k < g->n_cand; k++) {
+      int64_t bound = g->c[g->cand[k]].bound;
+      b[k] = (int32_t)(1 + (bound - 1) * step / max_evals);
+    }
+    double ms = lpt(g, build_jobs(g, b), best * (1 - 1e-12), NULL);
+    if (ms < best) {
+      best = ms;
+      memcpy(best_b, b, sizeof *b * (size_t)g->n_cand);
+    }
+  }
+}
+
+/* Tasks: one per (node, query group); queries split only beyond the largest tile. */
+static int make_tasks(gd_t *g, const av_params_t *params, int32_t per_cta, av_error_t *err) {
+  const av_workload_t *w = g->ctx->workload;
+  int64_t nt = 0;
+  for (int32_t u = 0; u < w->n_nodes; u++)
+    nt += av_sched_split_even(w->node_req_offsets[u + 1] - w->node_req_offsets[u], per_cta,
+                              NULL);
+  size_t n = (size_t)(nt ? nt : 1);
+  g->t = calloc(n, sizeof *g->t);
+  g->c = calloc(n, sizeof *g->c);
+  g->members = malloc(n * sizeof *g->members);
+  g->mstart = calloc(n + 1, sizeof *g->mstart);
+  if (!g->t || !g->c || !g->members || !g->mstart)
+    return av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory");
+  int64_t max_pieces = av_params_int(params, "max_pieces");
+  for (int32_t u = 0; u < w->n_nodes; u++) {
+    int32_t share = w->node_req_offsets[u + 1] - w->node_req_offsets[u];
+    int32_t groups = av_sched_split_even(share, per_cta, NULL), q = 0;
+    int64_t len = w->nodes[u].kv_len_tokens;
+    int whole = av_sched_node_is_whole_path(w, u);
+    for (int32_t k = 0; k < groups; k++) {
+      int32_t nq = share / groups + (k < share % groups);
+      /* classes in order of first appearance; a linear scan over the (few) classes */
+      int32_t ci = 0;
+      while (ci < g->nc && !(g->c[ci].n_q == nq && g->c[ci].len == len && g->c[ci].whole == whole))
+        ci++;
+      if (ci == g->nc)
+        g->c[g->nc++] = (gd_class_t){.n_q = nq, .len = len, .whole = whole,
+                                     .bmax = (int32_t)(len < max_pieces ? len : max_pieces)};
+      g->c[ci].count++;
+      g->t[g->nt++] = (gd_task_t){.node = u, .q_first = q, .n_q = nq, .cls = ci};
+      q += nq;
+    }
+  }
+  for (int32_t k = 0; k < g->nc; k++) g->mstart[k + 1] = g->mstart[k] + g->c[k].count;
+  int32_t *fill = calloc((size_t)g->nc + 1, sizeof *fill);
+  if (!fill) return av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory");
+  for (int32_t j = 0; j < g->nt; j++) {
+    int32_t ci = g->t[j].cls;
+    g->members[g->mstart[ci] + fill[ci]++] = j;
+  }
+  free(fill);
+  return AV_OK;
+}
+
+static int gd_setup(gd_t *g, const av_sched_ctx_t *ctx, const av_params_t *params,
+                    av_error_t *err) {
+  int rc;
+  int32_t per_cta;
+  av_kernel_kind_t kind =
+      av_params_enum(params, "launch")[0] == 'p' ? AV_KERNEL_PERSISTENT : AV_KERNEL_PARTIAL;
+  if (!ctx->cost)
+    return av_error_set(err, AV_ERR_UNSUPPORTED, NULL, NULL,
+                        "greedy_division needs a cost model (C_est of FlashForge Eq. 6)");
+  if ((rc = av_sched_max_queries(ctx, kind, &per_cta, err)) ||
+      (rc = make_tasks(g, params, per_cta, err)))
+    return rc;
+  int32_t max_q = 1;
+  for (int32_t j = 0; j < g->nt; j++)
+    if (g->t[j].n_q > max_q) max_q = g->t[j].n_q;
+  if ((rc = av_sched_pick_tile(ctx, kind, av_sched_rows(ctx, max_q),
+                               (int)av_params_int(params, "tile_n"), &g->tile, err)))
+    return rc;
+  int64_t p = av_params_int(params, "ctas"), per_sm = av_params_int(params, "ctas_per_sm");
+  if (p <= 0) p = per_sm > 0 ? per_sm * ctx->gpu->sm_count
+                             : av_sched_concurrent_ctas(ctx, &g->tile, 1);
+  g->p = (int32_t)(p > 0 ? p : 1);
+  for (int32_t k = 0; k < g->nc; k++) g->c[k].c1 = class_cost(g, &g->c[k], 1);
+  g->cand = malloc(sizeof *g->cand * (size_t)(g->nc ? g->nc : 1));
+  g->load = malloc(sizeof *g->load * (size_t)g->p);
+  g->heap = malloc(sizeof *g->heap * (size_t)g->p);
+  g->qlen = malloc(sizeof *g->qlen * (size_t)g->p);
+  if (!g->cand || !g->load || !g->heap || !g->qlen)
+    return av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory planning greedy_division");
+  return AV_OK;
+}
+
+/* Job buffers sized for the largest division the search may try: count x bound per class. */
+static int alloc_jobs(gd_t *g, av_error_t *err) {
+  int64_t jobs_max = 0;
+  for (int32_t k = 0; k < g->nc; k++) jobs_max += (int64_t)g->c[k].bound * g->c[k].count;
+  size_t nj = (size_t)(jobs_max ? jobs_max : 1);
+  g->fixed = malloc(sizeof *g->fixed * nj);
+  g->cjobs = malloc(sizeof *g->cjobs * nj);
+  g->jobs = malloc(sizeof *g->jobs * nj);
+  if (!g->fixed || !g->cjobs || !g->jobs)
+    return av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory planning greedy_division");
+  return AV_OK;
+}
+
+static void gd_free(gd_t *g) {
+  free(g->t);
+  free(g->c);
+  free(g->members);
+  free(g->mstart);
+  free(g->cand);
+  free(g->fixed);
+  free(g->cjobs);
+  free(g->jobs);
+  free(g->load);
+  free(g->heap);
+  free(g->qlen);
+}
+
+static int gd_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_plan_t **out,
+                   av_error_t *err) {
+  gd_t g = {.ctx = ctx};
+  int32_t *b = NULL, *best_b = NULL;
+  av_sched_piece_t *pieces = NULL;
+  av_plan_t *p = NULL;
+  int rc = gd_setup(&g, ctx, params, err);
+  if (rc) goto done;
+
+  /* Eq. (5): b_k[i] <= ceil(C_est(n_q[i], n[i]) / cost_l) */
+  double cost_l = lower_bound(&g);
+  int eq5 = av_params_bool(params, "eq5");
+  for (int32_t k = 0; k < g.nc; k++) {
+    gd_class_t *c = &g.c[k];
+    double bound = eq5 ? ceil(c->c1 / cost_l) : c->bmax;
+    c->bound = bound < c->bmax ? (int32_t)fmax(bound, 1) : c->bmax;
+  }
+  if ((rc = alloc_jobs(&g, err))) goto done;
+  for (int32_t k = 0; k < g.nc; k++) {
+    const gd_class_t *c = &g.c[k];
+    if (c->bound > 1) {
+      g.cand[g.n_cand++] = k;
+      continue;
+    }
+    for (int32_t m = g.mstart[k]; m < g.mstart[k + 1]; m++)
+      g.fixed[g.n_fixed++] = (gd_job_t){.cost = c->c1, .task = g.members[m], .piece = 0, .b = 1};
+  }
+  qsort(g.fixed, (size_t)g.n_fixed, sizeof *g.fixed, job_cmp);
+  b = malloc(sizeof *b * (size_t)(g.n_cand + 1));
+  best_b = malloc(sizeof *best_b * (size_t)(g.n_cand + 1));
+  if (!b || !best_b) {
+    rc = av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory planning greedy_division");
+    goto done;
+  }
+  search(&g, av_params_int(params, "max_evals"), b, best_b);
+
+  int32_t n = build_jobs(&g, best_b);
+  pieces = malloc(sizeof *pieces * (size_t)(n ? n : 1));
+  p = av_plan_create(ctx->workload, "greedy_division");
+  if (!pieces || !p) {
+    rc = av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory planning greedy_division");
+    goto done;
+  }
+  lpt(&g, n, INFINITY, pieces);
+  int persistent = av_params_enum(params, "launch")[0] == 'p';
+  int32_t ctas = g.p < n ? g.p : n;
+  if (!persistent)
+    for (int32_t i = 0; i < n; i++) pieces[i].cta = pieces[i].order = -1;
+  rc = av_sched_emit_pieces(ctx, p, pieces, n,
+                            persistent ? AV_KERNEL_PERSISTENT : AV_KERNEL_PARTIAL,
+                            AV_SCHED_TILES_SINGLE, (int)av_params_int(params, "tile_n"),
+                            persistent ? ctas : 0, err);
+done:
+  free(b);
+  free(best_b);
+  free(pieces);
+  gd_free(&g);
+  if (rc) {
+    av_plan_destroy(p);
+    return rc;
+  }
+  *out = p;
+  return AV_OK;
+}
+
+const av_scheduler_ops_t av_sched_greedy_division = {
+    .name = "greedy_division",
+    .description = "FlashForge 5.1: Eq. 4 lower bound, Eq. 5 division bounds, grid search, "
+                   "longest-first to least-loaded of p CTAs",
+    .params = gd_params,
+    .plan = gd_plan,
+};

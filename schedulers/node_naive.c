@@ -1,0 +1,70 @@
+/* node_naive: the plain KV-centric plan (FlashForge Algorithm 4 lines 4-6, Fig. 4): one CTA
+ * per tree node with all the queries below it, no balancing. A node's queries are split into
+ * several CTAs only when their rows exceed the largest compiled tile. Its imbalance on uneven
+ * trees is what FlashForge §5 and PAT §6 set out to remove. */
+#include <stdlib.h>
+
+#include "schedulers/sched_util.h"
+
+static const char *const tile_choices[] = {"single", "per_shape", NULL};
+
+static const av_param_def_t nn_params[] = {
+    {.name = "tiles", .type = AV_PARAM_ENUM, .def = "single", .choices = tile_choices,
+     .help = "single: one kernel whose tile fits the largest node (one-size-fits-all, PAT "
+             "§3.3); per_shape: smallest tile per node, one stream per shape"},
+    {.name = "tile_n", .type = AV_PARAM_INT, .def = "64", .min = 1, .max = 65536,
+     .help = "preferred KV tile n among the compiled tiles"},
+    {.name = NULL},
+};
+
+int av__sched_plan_divided(const av_sched_ctx_t *ctx, const av_params_t *params, int64_t k,
+                           const char *name, av_plan_t **out, av_error_t *err) {
+  const av_workload_t *w = ctx->workload;
+  int32_t per_cta;
+  int rc = av_sched_max_queries(ctx, AV_KERNEL_PARTIAL, &per_cta, err);
+  if (rc) return rc;
+  /* pieces: per node ceil(share / per_cta) groups x min(k, len) */
+  int64_t total = 0;
+  for (int32_t u = 0; u < w->n_nodes; u++) {
+    int32_t share = w->node_req_offsets[u + 1] - w->node_req_offsets[u];
+    int64_t len = w->nodes[u].kv_len_tokens;
+    total += (int64_t)av_sched_split_even(share, per_cta, NULL) * (k < len ? k : len);
+  }
+  if (total > INT32_MAX / 2)
+    return av_error_set(err, AV_ERR_RANGE, NULL, "k",
+                        "%s would make %lld CTAs; use a smaller k", name, (long long)total);
+  av_sched_piece_t *pieces = malloc(sizeof *pieces * (size_t)(total ? total : 1));
+  av_plan_t *p = av_plan_create(w, name);
+  if (!pieces || !p) {
+    rc = av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory planning %s", name);
+  } else {
+    int32_t n = 0;
+    for (int32_t u = 0; u < w->n_nodes; u++)
+      if (w->node_req_offsets[u + 1] > w->node_req_offsets[u])
+        n += av_sched_node_pieces(w, u, k, per_cta, pieces + n);
+    av_sched_tile_mode_t mode = av_params_enum(params, "tiles")[0] == 's'
+                                    ? AV_SCHED_TILES_SINGLE
+                                    : AV_SCHED_TILES_PER_SHAPE;
+    rc = av_sched_emit_pieces(ctx, p, pieces, n, AV_KERNEL_PARTIAL, mode,
+                              (int)av_params_int(params, "tile_n"), 0, err);
+  }
+  free(pieces);
+  if (rc) {
+    av_plan_destroy(p);
+    return rc;
+  }
+  *out = p;
+  return AV_OK;
+}
+
+static int nn_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_plan_t **out,
+                   av_error_t *err) {
+  return av__sched_plan_divided(ctx, params, 1, "node_naive", out, err);
+}
+
+const av_scheduler_ops_t av_sched_node_naive = {
+    .name = "node_naive",
+    .description = "KV-centric: one CTA per tree node with all its queries, no balancing",
+    .params = nn_params,
+    .plan = nn_plan,
+};

@@ -1,0 +1,119 @@
+/* Helpers every scheduler may use: query rows, tile choice among the compiled variants,
+ * cutting a node's queries into tile-sized groups, walking a request's KV path, and adding
+ * items to a plan with errors as values. */
+#ifndef AV_SCHED_UTIL_H
+#define AV_SCHED_UTIL_H
+
+#include <stdint.h>
+
+#include "schedulers/scheduler.h"
+
+/* Tiles assumed when no variants table is given (or it lists none for the batch's head dim,
+ * dtype and architecture and `fallback` is allowed): m in {16, 32, 64, 128}, n = 64,
+ * 4 warps — the default set kernels/ compiles. */
+#define AV_SCHED_DEFAULT_N 64
+#define AV_SCHED_DEFAULT_WARPS 4
+
+/* Query rows of n_q queries: n_q x GQA group (head-group fusion, DESIGN §Data model). */
+static inline int32_t av_sched_rows(const av_sched_ctx_t *ctx, int32_t n_q) {
+  return n_q * av_heads_group(&ctx->workload->heads);
+}
+
+/* The tile menu of `kind` for the batch (sorted by m, then n, then warps). Writes up to max
+ * tiles and returns the count; with no variants table it returns the default menu. Returns 0
+ * with AV_ERR_UNSUPPORTED in err when a table is given but holds no tile of that kind for
+ * the batch's head dim/dtype/arch. */
+int av_sched_tiles(const av_sched_ctx_t *ctx, av_kernel_kind_t kind, av_tile_t *out, int max,
+                   av_error_t *err);
+
+/* The tile of `kind` with the smallest m >= rows (ties: n closest to prefer_n, then fewer
+ * warps). When no compiled m is large enough, the largest m (callers split the queries).
+ * Returns AV_OK or an error from av_sched_tiles. */
+int av_sched_pick_tile(const av_sched_ctx_t *ctx, av_kernel_kind_t kind, int32_t rows,
+                       int prefer_n, av_tile_t *out, av_error_t *err);
+
+/* Largest m_rows compiled for `kind` (0 with err set when there is none). */
+int av_sched_max_rows(const av_sched_ctx_t *ctx, av_kernel_kind_t kind, av_error_t *err);
+
+/* Queries that fit one CTA of at most max_rows rows: floor(max_rows / group); AV_ERR_UNSUPPORTED
+ * when even one query's group does not fit. */
+int av_sched_queries_per_cta(const av_sched_ctx_t *ctx, int max_rows, int32_t *out,
+                             av_error_t *err);
+
+/* Splits n queries into the fewest groups of at most per_cta, sizes as even as possible
+ * (the first n % groups get one more). Returns the group count; sizes[] receives each size
+ * when non-NULL (room for ceil(n / per_cta)). */
+int32_t av_sched_split_even(int32_t n, int32_t per_cta, int32_t *sizes);
+
+/* The nodes of request r's path, root first. Writes up to max, returns the depth (number of
+ * nodes), which may exceed max (then only the first max are written). */
+int32_t av_sched_path(const av_workload_t *w, int32_t r, int32_t *nodes, int32_t max);
+
+/* The segments covering tokens [begin, end) of a path (nodes root first, as av_sched_path
+ * gives): consecutive node ranges. Writes into segs (room for n_nodes) and returns the
+ * count. */
+int32_t av_sched_path_segments(const av_workload_t *w, const int32_t *nodes, int32_t n_nodes,
+                               int64_t begin, int64_t end, av_segment_t *segs);
+
+/* Does an item over node u's KV cover each of its queries' whole paths? True when u is a
+ * root and every query ends at u (then the output can be FINAL). */
+int av_sched_node_is_whole_path(const av_workload_t *w, int32_t u);
+
+/* av_plan_add_launch / av_plan_add_item with AV_ERR_NOMEM in err. Return the index or -1. */
+int32_t av_sched_add_launch(av_plan_t *p, int32_t stream, const av_tile_t *tile,
+                            int32_t persistent_ctas, av_error_t *err);
+int32_t av_sched_add_item(av_plan_t *p, int32_t launch, const int32_t *queries, int32_t n_q,
+                          const av_segment_t *segs, int32_t n_seg, av_output_t output,
+                          int32_t cta, int32_t order, av_error_t *err);
+
+/* Cost of an abstract item under ctx->cost (0 when the context has no cost model). */
+double av_sched_cost_us(const av_sched_ctx_t *ctx, int32_t n_q, int64_t kv_tokens,
+                        const av_tile_t *tile, av_output_t output);
+
+/* CTAs that run at once: sm_count x resident CTAs per SM of `tile` (occupancy from the
+ * variants table when it lists the tile, else `fallback_per_sm`). */
+int32_t av_sched_concurrent_ctas(const av_sched_ctx_t *ctx, const av_tile_t *tile,
+                                 int fallback_per_sm);
+
+/* --- node pieces: the KV-centric schedulers' unit of work ------------------------------ */
+
+/* Tokens [begin, end) of one node with a contiguous group of the queries below it
+ * (w->node_reqs[w->node_req_offsets[node] + q_first ...], n_q of them). */
+typedef struct av_sched_piece {
+  int32_t node;
+  int64_t begin, end;
+  int32_t q_first, n_q;
+  double cost_us;          /* scheduler's estimate (used for ordering; may be 0) */
+  int32_t cta, order;      /* persistent launches: queue and position; else -1 */
+} av_sched_piece_t;
+
+/* Appends to out the pieces of node u: its queries cut into the fewest groups of at most
+ * per_cta (sizes as even as possible), each group's KV cut into k even token ranges
+ * (k capped at the node length). Returns the count written: groups x min(k, len). */
+int32_t av_sched_node_pieces(const av_workload_t *w, int32_t u, int64_t k, int32_t per_cta,
+                             av_sched_piece_t *out);
+
+typedef enum {
+  AV_SCHED_TILES_SINGLE = 0,   /* one launch, one tile sized for the largest piece */
+  AV_SCHED_TILES_PER_SHAPE = 1 /* one launch per tile shape, each on its own stream */
+} av_sched_tile_mode_t;
+
+/* Builds the plan's launches and items from pieces (in array order within a launch). A piece
+ * writes FINAL output when it covers its queries' whole paths, else PARTIAL. With
+ * persistent_ctas > 0 the pieces form one persistent launch (mode must be SINGLE) and their
+ * cta/order fields place them; items are then emitted by (cta, order). */
+int av_sched_emit_pieces(const av_sched_ctx_t *ctx, av_plan_t *p, av_sched_piece_t *pieces,
+                         int32_t n, av_kernel_kind_t kind, av_sched_tile_mode_t mode,
+                         int prefer_n, int32_t persistent_ctas, av_error_t *err);
+
+/* Largest queries-per-CTA for `kind` (largest compiled m over the GQA group). */
+int av_sched_max_queries(const av_sched_ctx_t *ctx, av_kernel_kind_t kind, int32_t *out,
+                         av_error_t *err);
+
+/* node_naive (k = 1) and fixed_division: every node with queries in k even KV pieces, its
+ * queries split only when they exceed the largest tile; params "tiles" and "tile_n". Defined
+ * in node_naive.c. */
+int av__sched_plan_divided(const av_sched_ctx_t *ctx, const av_params_t *params, int64_t k,
+                           const char *name, av_plan_t **out, av_error_t *err);
+
+#endif

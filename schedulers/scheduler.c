@@ -1,0 +1,38 @@
+/* Running a scheduler: plan, record who planned with what parameters, finalize. */
+#include <stdio.h>
+#include <string.h>
+
+#include "schedulers/scheduler.h"
+
+/* On success *out is a finalized plan the caller owns (av_plan_destroy); on failure *out is
+ * NULL and err holds the first error. */
+int av_scheduler_plan(const av_scheduler_ops_t *ops, const av_params_t *params,
+                      const av_sched_ctx_t *ctx, av_plan_t **out, av_error_t *err) {
+  *out = NULL;
+  av_params_t defaults;
+  if (!params) {
+    int rc = av_params_init(&defaults, ops->params, err);
+    if (rc) return rc;
+    params = &defaults;
+  }
+  if (!ctx || !ctx->workload || !ctx->gpu)
+    return av_error_set(err, AV_ERR_INTERNAL, NULL, NULL,
+                        "scheduler '%s' needs a workload and a GPU spec", ops->name);
+  av_plan_t *p = NULL;
+  int rc = ops->plan(ctx, params, &p, err);
+  if (rc == AV_OK && !p)
+    rc = av_error_set(err, AV_ERR_INTERNAL, NULL, NULL, "scheduler '%s' returned no plan",
+                      ops->name);
+  if (rc) {
+    av_plan_destroy(p);
+    return rc;
+  }
+  snprintf(p->scheduler, sizeof p->scheduler, "%s", ops->name);
+  av_params_format(params, p->params, sizeof p->params);
+  if ((rc = av_plan_finalize(p, err))) {
+    av_plan_destroy(p);
+    return rc;
+  }
+  *out = p;
+  return AV_OK;
+}

@@ -1,0 +1,131 @@
+/* Internals of the event-driven simulator engine (sim/engine.c) shared with its helpers: the
+ * L2 LRU over KV blocks (sim/l2.c) and the entry point trace replay (sim/replay.c) uses to
+ * push measured durations through the same dispatch model. Not a public API. */
+#ifndef AV_ENGINE_INTERNAL_H
+#define AV_ENGINE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/sim.h"
+
+/* --- L2: LRU over KV lines (head, node, line of whole paged blocks) --------------------- */
+/* Everything lives in caller-provided memory (one slice of the engine's block), so lookups
+ * allocate nothing. A chained hash map (bucket heads + per-entry next links) finds entries;
+ * a doubly linked list in the same entries keeps recency. */
+typedef struct av__l2_entry {
+  uint64_t key;
+  int32_t prev, next, hnext;   /* recency list; hash chain */
+  uint32_t bucket;             /* its hash bucket (eviction unlinks without rehashing) */
+} av__l2_entry_t;              /* 24 bytes: one lookup touches one cache line per entry */
+
+typedef struct av__l2 {
+  int32_t cap, used;           /* entries (KV lines) the L2 holds; 0 = no L2 modelled */
+  uint32_t mask;               /* buckets - 1 (power of two >= 2 x cap) */
+  int32_t head, tail;          /* most / least recently used entry, -1 when empty */
+  int32_t *bucket;             /* mask + 1 bucket heads, -1 = empty */
+  av__l2_entry_t *e;           /* cap entries */
+} av__l2_t;
+
+/* Bytes of memory av__l2_init needs for `cap` entries. */
+size_t av__l2_bytes(int32_t cap);
+/* Carves the tables out of `mem` (av__l2_bytes(cap) bytes, 8-byte aligned) and empties it. */
+void av__l2_init(av__l2_t *l2, int32_t cap, void *mem);
+/* Looks `key` up: a hit moves it to the front and returns 1; a miss inserts it at the front
+ * (evicting the least recently used entry when full) and returns 0. With cap 0 every access
+ * misses. */
+int av__l2_access(av__l2_t *l2, uint64_t key);
+
+/* --- engine entry point with measured durations --------------------------------------- */
+typedef struct av__engine_in {
+  const av_plan_t *plan;
+  const av_workload_t *workload;
+  const av_gpu_t *gpu;
+  const av_variants_t *variants;
+  const av_costmodel_t *cost;  /* NULL: bytes and FLOPs from av_cost_item_bytes/_flops */
+  int record_timeline;
+  /* Trace replay: when non-NULL, item i of head h takes exactly durations_us[i*hkv + h]
+   * (no bytes, no FLOPs, no L2): durations fixed, placement simulated. */
+  const double *durations_us;
+  /* Replay of the merge phase: > 0 gives every merge CTA this duration; 0 models it. */
+  double merge_duration_us;
+  /* Leave the merge phase out (replay of a trace that recorded no merge CTAs). */
+  int skip_merge;
+} av__engine_in_t;
+
+/* Runs the engine. *out is filled (caller frees with av_sim_result_free); with
+ * record_timeline, tl (zero-initialised by the caller) receives every CTA. When mem_bytes is
+ * not NULL it receives the size of the engine's working block (benchmark accounting). */
+int av__engine_run(const av__engine_in_t *in, av_sim_result_t *out, av_timeline_t *tl,
+                   size_t *mem_bytes, av_error_t *err);
+
+/* --- engine state (sim/engine.c builds it, sim/engine_loop.c runs it) ------------------ */
+/* Resources an SM tracks, each in units of AV__RES_CAP per SM: a CTA of a launch whose
+ * occupancy bound for that resource is k costs floor(AV__RES_CAP / k), so k CTAs of one
+ * launch fit and k+1 do not (exactly av_occupancy's answer), while CTAs of different launches
+ * co-reside in proportion. */
+#define AV__RES_CAP (1u << 24)
+#define AV__BIG 1e300       /* "never" (finite, so BIG x 0 stays 0 and BIG x BIG is inf) */
+enum { AV__RES_CTAS, AV__RES_WARPS, AV__RES_REGS, AV__RES_SMEM, AV__RES_N };
+
+typedef struct av__eng_launch {
+  int32_t stream, next_on_stream;  /* next launch of the same stream, -1 when last */
+  const int32_t *items;            /* item grid: the launch's items in plan order */
+  int32_t n_items;
+  int32_t persistent;              /* persistent CTAs per head (0 = one CTA per item) */
+  const int32_t *q_off, *queue;    /* persistent queues: CTA c runs queue[q_off[c]..q_off[c+1]) */
+  int32_t per_head, total, next_cta, done_ctas;
+  int is_merge;
+  int ctas_per_sm;
+  uint32_t res[AV__RES_N];
+  double issue_us, start_us, end_us;
+} av__eng_launch_t;
+
+typedef struct av__eng {
+  const av__engine_in_t *in;
+  const av_plan_t *plan;
+  int32_t hkv, S, maxc, n_launches;   /* n_launches includes the merge launch when present */
+  int has_merge;
+  double B, C, T, l2_cost;            /* bytes/us HBM, per-SM in-flight bound, flop/us per SM,
+                                         HBM-equivalent cost of one L2 byte */
+  double fixed_us, token_bytes;
+  int line_tokens;                    /* L2 granularity: whole paged blocks, >= 64 tokens */
+  av__eng_launch_t *L;
+  /* per item (one KV head) */
+  double *item_other_bytes, *item_flops;
+  int64_t *item_kv_tokens;
+  /* merge CTAs (per head) */
+  int32_t merge_per_head, merge_req_per_cta;
+  double *merge_bytes;
+  /* per SM (structure of arrays: the per-event passes run over these) */
+  double *W, *PHI;                    /* bytes / FLOPs served so far to each active CTA */
+  double *rho, *irho, *phi, *iphi;    /* per-CTA rates and their inverses (us per unit) */
+  double *Cn, *nC;                    /* in-flight bound per CTA (C / n_mem) and n_mem / C */
+  double *mtmin, *ftmin, *tamin, *next;
+  double *busy_since, *busy_us;
+  int32_t *n_mem, *n_cmp, *n_res, *hw;
+  uint32_t *res_used;                 /* S x AV__RES_N */
+  int32_t *hist;                      /* hist[k]: SMs with k memory-active CTAs, k <= maxc */
+  int64_t n_mem_total;
+  double f, inv_f;                    /* water level: fair per-CTA share of HBM bandwidth */
+  /* per slot (S x maxc) */
+  int8_t *sl_state;                   /* 0 free, 1 prologue (fixed cost), 2 moving/computing */
+  int32_t *sl_launch, *sl_job, *sl_head, *sl_qpos, *sl_qend;
+  double *sl_t0, *sl_ta, *sl_mt, *sl_ft, *sl_bytes, *sl_flops;
+  /* dispatch */
+  int32_t *active, n_active;          /* launches started, in start order */
+  int32_t *dirty, n_dirty;            /* SMs whose resources grew since the last dispatch */
+  uint8_t *is_dirty;
+  /* launch events: binary min-heap of (time, launch) */
+  double *heap_t;
+  int32_t *heap_l, heap_n;
+  int32_t partial_left, launches_left;
+  av__l2_t l2;
+  double hbm_bytes, l2_bytes;
+  av_timeline_t *tl;
+} av__eng_t;
+
+/* sim/engine_loop.c: runs the events to the end; fills e->L[*].start_us/end_us. */
+int av__engine_loop(av__eng_t *e, av_error_t *err);
+
+#endif

@@ -1,0 +1,386 @@
+/* The engine's event loop: a fluid (processor-sharing) model of CTAs moving bytes and FLOPs,
+ * advanced from event to event. Events are launch starts (a binary heap: stream order,
+ * launch overhead), CTA prologue ends, and the moments a CTA's bytes or FLOPs run out; at
+ * each one every SM is advanced at its current rates, finished CTAs free their resources,
+ * waiting CTAs are dispatched, and rates are recomputed. Nothing here allocates.
+ *
+ * Per-CTA rates are equal for all memory-active CTAs of one SM (the fair share and the
+ * in-flight bound depend only on the SM's count), so each SM keeps one "served bytes" clock
+ * W and one "served FLOPs" clock PHI; a CTA's bytes are done when W reaches the target set at
+ * its activation. An event costs O(SMs + CTAs on the SMs that changed). docs/simulator.md
+ * gives the equations. */
+#include <stdint.h>
+
+#include "sim/engine_internal.h"
+
+#define BIG AV__BIG
+#define EPS_US 1e-6     /* events closer than a picosecond are one event */
+
+static double dmin(double a, double b) { return a < b ? a : b; }
+static double dmax(double a, double b) { return a > b ? a : b; }
+
+/* --- launch events -------------------------------------------------------------------- */
+/* Ties break by launch index so the order is a pure function of the plan. */
+static int heap_less(const av__eng_t *e, int32_t i, double t, int32_t l) {
+  return e->heap_t[i] < t || (e->heap_t[i] == t && e->heap_l[i] < l);
+}
+
+static void heap_push(av__eng_t *e, double t, int32_t l) {
+  int32_t i = e->heap_n++;
+  while (i > 0) {
+    int32_t p = (i - 1) / 2;
+    if (heap_less(e, p, t, l)) break;
+    e->heap_t[i] = e->heap_t[p];
+    e->heap_l[i] = e->heap_l[p];
+    i = p;
+  }
+  e->heap_t[i] = t;
+  e->heap_l[i] = l;
+}
+
+static int32_t heap_pop(av__eng_t *e) {
+  int32_t top = e->heap_l[0];
+  int32_t n = --e->heap_n;
+  double t = e->heap_t[n];
+  int32_t l = e->heap_l[n], i = 0;
+  for (;;) {
+    int32_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && heap_less(e, c + 1, e->heap_t[c], e->heap_l[c])) c++;
+    if (!heap_less(e, c, t, l)) break;
+    e->heap_t[i] = e->heap_t[c];
+    e->heap_l[i] = e->heap_l[c];
+    i = c;
+  }
+  e->heap_t[i] = t;
+  e->heap_l[i] = l;
+  return top;
+}
+
+static void mark_dirty(av__eng_t *e, int32_t s) {
+  if (e->is_dirty[s]) return;
+  e->is_dirty[s] = 1;
+  e->dirty[e->n_dirty++] = s;
+}
+
+/* A launch finished: its stream's next launch may start (it was issued by the host at
+ * issue_us, so it starts at the later of the two); the merge launch waits for all partial
+ * launches (the executor joins the streams before merging). */
+static void launch_end(av__eng_t *e, int32_t li, double t) {
+  av__eng_launch_t *L = &e->L[li];
+  L->end_us = t;
+  e->launches_left--;
+  if (L->is_merge) return;
+  if (L->next_on_stream >= 0) {
+    av__eng_launch_t *n = &e->L[L->next_on_stream];
+    heap_push(e, dmax(n->issue_us, t), L->next_on_stream);
+  }
+  if (--e->partial_left == 0 && e->has_merge) {
+    int32_t m = e->n_launches - 1;
+    heap_push(e, dmax(e->L[m].issue_us, t), m);
+  }
+}
+
+static void launch_start(av__eng_t *e, int32_t li, double t) {
+  av__eng_launch_t *L = &e->L[li];
+  L->start_us = t;
+  if (L->total == 0) {
+    launch_end(e, li, t);
+    return;
+  }
+  e->active[e->n_active++] = li;
+  for (int32_t s = 0; s < e->S; s++) mark_dirty(e, s);
+}
+
+/* --- jobs: one item (or merge CTA) of one head on one slot ------------------------------ */
+/* KV bytes of item `it` for `head`, split into L2 hits and HBM misses line by line; returns
+ * the HBM-equivalent bytes the CTA must move. */
+static double item_kv_work(av__eng_t *e, int32_t it, int32_t head) {
+  const av_item_t *item = &e->plan->items[it];
+  if (e->l2.cap == 0) {
+    double b = (double)e->item_kv_tokens[it] * e->token_bytes;
+    e->hbm_bytes += b;
+    return b;
+  }
+  const int64_t bs = e->line_tokens;
+  double hit = 0, miss = 0;
+  for (int32_t k = 0; k < item->n_seg; k++) {
+    const av_segment_t *sg = &e->plan->segments[item->seg_begin + k];
+    if (sg->end <= sg->begin) continue;
+    uint64_t base = (uint64_t)((int64_t)head * e->plan->n_nodes + sg->node) << 32;
+    for (int64_t b = sg->begin / bs; b * bs < sg->end; b++) {
+      int64_t lo = b * bs > sg->begin ? b * bs : sg->begin;
+      int64_t hi = (b + 1) * bs < sg->end ? (b + 1) * bs : sg->end;
+      double bytes = (double)(hi - lo) * e->token_bytes;
+      if (av__l2_access(&e->l2, base | (uint64_t)b)) hit += bytes;
+      else miss += bytes;
+    }
+  }
+  e->hbm_bytes += miss;
+  e->l2_bytes += hit;
+  return miss + hit * e->l2_cost;
+}
+
+static void job_begin(av__eng_t *e, int32_t sl, double t) {
+  const av__eng_launch_t *L = &e->L[e->sl_launch[sl]];
+  int32_t job = e->sl_job[sl], head = e->sl_head[sl];
+  double fixed = e->fixed_us, bytes = 0, flops = 0;
+  if (job < 0) {
+    /* an empty persistent CTA: starts, finds no work, exits */
+  } else if (L->is_merge) {
+    if (e->in->merge_duration_us > 0) {
+      fixed = e->in->merge_duration_us;
+    } else {
+      bytes = e->merge_bytes[job];
+      e->hbm_bytes += bytes;
+    }
+  } else if (e->in->durations_us) {
+    fixed = e->in->durations_us[(int64_t)job * e->hkv + head];
+  } else {
+    bytes = item_kv_work(e, job, head) + e->item_other_bytes[job];
+    e->hbm_bytes += e->item_other_bytes[job];
+    flops = e->item_flops[job];
+  }
+  e->sl_state[sl] = 1;
+  e->sl_t0[sl] = t;
+  e->sl_ta[sl] = t + fixed;
+  e->sl_bytes[sl] = bytes;
+  e->sl_flops[sl] = flops;
+  e->sl_mt[sl] = BIG;
+  e->sl_ft[sl] = BIG;
+}
+
+static void set_n_mem(av__eng_t *e, int32_t s, int32_t n) {
+  e->hist[e->n_mem[s]]--;
+  e->hist[n]++;
+  e->n_mem_total += n - e->n_mem[s];
+  e->n_mem[s] = n;
+  e->Cn[s] = n > 0 ? e->C / n : 0;
+  e->nC[s] = n > 0 ? n / e->C : BIG;
+}
+
+static void set_n_cmp(av__eng_t *e, int32_t s, int32_t n) {
+  e->n_cmp[s] = n;
+  e->phi[s] = n > 0 ? e->T / n : 0;
+  e->iphi[s] = n > 0 ? n / e->T : BIG;
+}
+
+static void record(av__eng_t *e, int32_t sl, int32_t s, double t) {
+  if (!e->tl || e->sl_job[sl] < 0) return;
+  const av__eng_launch_t *L = &e->L[e->sl_launch[sl]];
+  av_cta_event_t *ev = &e->tl->ev[e->tl->n++];
+  ev->item = L->is_merge ? -1 : e->sl_job[sl];
+  ev->launch = e->sl_launch[sl];
+  ev->head = e->sl_head[sl];
+  ev->sm = s;
+  ev->start_us = e->sl_t0[sl];
+  ev->end_us = t;
+}
+
+/* The job on slot sl is done: record it, then run the next item of a persistent CTA's queue
+ * on the same slot, or free the CTA's resources. */
+static void job_end(av__eng_t *e, int32_t sl, int32_t s, double t) {
+  record(e, sl, s, t);
+  int32_t li = e->sl_launch[sl];
+  av__eng_launch_t *L = &e->L[li];
+  if (L->persistent && ++e->sl_qpos[sl] < e->sl_qend[sl]) {
+    e->sl_job[sl] = L->queue[e->sl_qpos[sl]];
+    job_begin(e, sl, t);
+    return;
+  }
+  e->sl_state[sl] = 0;
+  uint32_t *used = &e->res_used[(int64_t)s * AV__RES_N];
+  for (int r = 0; r < AV__RES_N; r++) used[r] -= L->res[r];
+  if (--e->n_res[s] == 0) e->busy_us[s] += t - e->busy_since[s];
+  mark_dirty(e, s);
+  if (++L->done_ctas == L->total) launch_end(e, li, t);
+}
+
+/* Advances the slots of SM s that are due at t: prologues end, bytes and FLOPs run out. */
+static void process_sm(av__eng_t *e, int32_t s, double t) {
+  const int64_t base = (int64_t)s * e->maxc;
+  const double tol = 4 * EPS_US;
+  int32_t n_mem = e->n_mem[s], n_cmp = e->n_cmp[s];
+  for (int32_t j = 0; j < e->hw[s]; j++) {
+    int64_t sl = base + j;
+    if (e->sl_state[sl] == 0) continue;
+    if (e->sl_state[sl] == 1) {
+      if (e->sl_ta[sl] > t + tol) continue;
+      e->sl_state[sl] = 2;
+      if (e->sl_bytes[sl] > 0) {
+        e->sl_mt[sl] = e->W[s] + e->sl_bytes[sl];
+        n_mem++;
+      }
+      if (e->sl_flops[sl] > 0) {
+        e->sl_ft[sl] = e->PHI[s] + e->sl_flops[sl];
+        n_cmp++;
+      }
+    } else {
+      if (e->sl_mt[sl] < BIG && (e->sl_mt[sl] - e->W[s]) * e->irho[s] <= tol) {
+        e->sl_mt[sl] = BIG;
+        n_mem--;
+      }
+      if (e->sl_ft[sl] < BIG && (e->sl_ft[sl] - e->PHI[s]) * e->iphi[s] <= tol) {
+        e->sl_ft[sl] = BIG;
+        n_cmp--;
+      }
+    }
+    if (e->sl_state[sl] == 2 && e->sl_mt[sl] >= BIG && e->sl_ft[sl] >= BIG)
+      job_end(e, (int32_t)sl, s, t);
+  }
+  if (n_mem != e->n_mem[s]) set_n_mem(e, s, n_mem);
+  if (n_cmp != e->n_cmp[s]) set_n_cmp(e, s, n_cmp);
+}
+
+/* Earliest pending completions of SM s, and its slot high-water mark. */
+static void sm_mins(av__eng_t *e, int32_t s) {
+  const int64_t base = (int64_t)s * e->maxc;
+  double mt = BIG, ft = BIG, ta = BIG;
+  int32_t hw = 0;
+  for (int32_t j = 0; j < e->hw[s]; j++) {
+    int64_t sl = base + j;
+    if (e->sl_state[sl] == 0) continue;
+    hw = j + 1;
+    if (e->sl_state[sl] == 1) {
+      ta = dmin(ta, e->sl_ta[sl]);
+    } else {
+      mt = dmin(mt, e->sl_mt[sl]);
+      ft = dmin(ft, e->sl_ft[sl]);
+    }
+  }
+  e->hw[s] = hw;
+  e->mtmin[s] = mt;
+  e->ftmin[s] = ft;
+  e->tamin[s] = ta;
+}
+
+/* --- dispatch --------------------------------------------------------------------------- */
+static int fits(const av__eng_t *e, const av__eng_launch_t *L, int32_t s) {
+  const uint32_t *used = &e->res_used[(int64_t)s * AV__RES_N];
+  for (int r = 0; r < AV__RES_N; r++)
+    if (used[r] + L->res[r] > AV__RES_CAP) return 0;
+  return 1;
+}
+
+/* CTA c of launch li goes onto SM s. Grids are (ctas, hkv) with x fastest, as the block
+ * scheduler issues them: c -> (c mod per_head, c / per_head). */
+static void place(av__eng_t *e, int32_t li, int32_t s, double t) {
+  av__eng_launch_t *L = &e->L[li];
+  int32_t c = L->next_cta++;
+  int32_t x = c % L->per_head, head = c / L->per_head;
+  int64_t base = (int64_t)s * e->maxc;
+  int32_t j = 0;
+  while (e->sl_state[base + j] != 0) j++;  /* resources guarantee a free slot */
+  int64_t sl = base + j;
+  if (j + 1 > e->hw[s]) e->hw[s] = j + 1;
+  uint32_t *used = &e->res_used[(int64_t)s * AV__RES_N];
+  for (int r = 0; r < AV__RES_N; r++) used[r] += L->res[r];
+  if (e->n_res[s]++ == 0) e->busy_since[s] = t;
+  e->sl_launch[sl] = li;
+  e->sl_head[sl] = head;
+  if (L->persistent) {
+    e->sl_qpos[sl] = L->q_off[x];
+    e->sl_qend[sl] = L->q_off[x + 1];
+    e->sl_job[sl] = e->sl_qpos[sl] < e->sl_qend[sl] ? L->queue[e->sl_qpos[sl]] : -1;
+  } else {
+    e->sl_qpos[sl] = e->sl_qend[sl] = 0;
+    e->sl_job[sl] = L->is_merge ? x : L->items[x];
+  }
+  job_begin(e, (int32_t)sl, t);
+  if (e->sl_ta[sl] < e->tamin[s]) e->tamin[s] = e->sl_ta[sl];
+}
+
+/* Oldest launch first; within a launch, passes over the SMs that gained room, one CTA per SM
+ * per pass, so a fresh grid spreads breadth-first (CTA i on SM i mod #SM). SMs that did not
+ * gain room cannot take any waiting CTA (they could not before), so only dirty SMs are
+ * visited. */
+static void dispatch(av__eng_t *e, double t) {
+  int32_t keep = 0;
+  for (int32_t a = 0; a < e->n_active; a++) {
+    int32_t li = e->active[a];
+    av__eng_launch_t *L = &e->L[li];
+    int placed = 1;
+    while (placed && L->next_cta < L->total) {
+      placed = 0;
+      for (int32_t d = 0; d < e->n_dirty && L->next_cta < L->total; d++) {
+        int32_t s = e->dirty[d];
+        if (fits(e, L, s)) {
+          place(e, li, s, t);
+          placed = 1;
+        }
+      }
+    }
+    if (L->next_cta < L->total) e->active[keep++] = li;
+  }
+  e->n_active = keep;
+  for (int32_t d = 0; d < e->n_dirty; d++) e->is_dirty[e->dirty[d]] = 0;
+  e->n_dirty = 0;
+}
+
+/* --- bandwidth ------------------------------------------------------------------------ */
+/* Max-min fair (water-filling) share of HBM bandwidth B among memory-active CTAs, where the
+ * CTAs of an SM with k of them can move at most C/k each (bytes in flight / latency, shared):
+ * find f with sum_SMs min(k_s f, C) = B. SMs with many CTAs saturate first, so walk k down. */
+static void water_level(av__eng_t *e) {
+  double A = (double)e->n_mem_total, Ccap = 0;
+  if (A <= 0) {
+    e->f = 0;
+    e->inv_f = BIG;
+    return;
+  }
+  double f = e->B / A;
+  for (int32_t k = e->maxc; k >= 1; k--) {
+    if (!e->hist[k]) continue;
+    f = (e->B - Ccap) / A;
+    if (k * f <= e->C) break;
+    Ccap += e->hist[k] * e->C;
+    A -= (double)e->hist[k] * k;
+    if (A <= 0) {
+      f = BIG;
+      break;
+    }
+  }
+  e->f = f;
+  e->inv_f = f >= BIG ? 0 : 1 / f;
+}
+
+int av__engine_loop(av__eng_t *e, av_error_t *err) {
+  const int32_t S = e->S;
+  double t = 0, tn = e->heap_n ? e->heap_t[0] : BIG;
+  int32_t *due = e->dirty + S;  /* second half of the dirty array: SMs due this event */
+  for (int32_t s = 0; s < S; s++) e->next[s] = BIG;
+  while (e->launches_left > 0) {
+    if (tn >= BIG)
+      return av_error_set(err, AV_ERR_INTERNAL, NULL, NULL,
+                          "simulator stalled at %.3f us with %d launches unfinished", t,
+                          e->launches_left);
+    double dt = tn > t ? tn - t : 0;
+    int32_t n_due = 0;
+    for (int32_t s = 0; s < S; s++) {
+      e->W[s] += e->rho[s] * dt;
+      e->PHI[s] += e->phi[s] * dt;
+      if (e->next[s] <= tn + EPS_US) due[n_due++] = s;
+    }
+    t = tn;
+    while (e->heap_n && e->heap_t[0] <= t + EPS_US) launch_start(e, heap_pop(e), t);
+    for (int32_t d = 0; d < n_due; d++) process_sm(e, due[d], t);
+    for (int32_t d = 0; d < n_due; d++) sm_mins(e, due[d]);
+    dispatch(e, t);
+    water_level(e);
+    const double f = e->f, inv_f = e->inv_f;
+    tn = e->heap_n ? e->heap_t[0] : BIG;
+    for (int32_t s = 0; s < S; s++) {
+      double rho = dmin(f, e->Cn[s]), irho = dmax(inv_f, e->nC[s]);
+      e->rho[s] = rho;
+      e->irho[s] = irho;
+      double a = (e->mtmin[s] - e->W[s]) * irho;
+      double b = (e->ftmin[s] - e->PHI[s]) * e->iphi[s];
+      double nx = dmin(t + dmin(a, b), e->tamin[s]);
+      e->next[s] = nx;
+      tn = dmin(tn, nx);
+    }
+  }
+  for (int32_t s = 0; s < S; s++)
+    if (e->n_res[s] > 0) e->busy_us[s] += t - e->busy_since[s];
+  return AV_OK;
+}

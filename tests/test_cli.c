@@ -1,0 +1,222 @@
+/* The `anvil` program's happy paths, run as a user would run them (the built binary in a
+ * child process): run writes results.json/results.csv and ends with the summary line; plan
+ * writes a plan that check proves exact; describe, list and every --help exit 0. The
+ * failure paths are data: tests/bad_input/ (test_bad_input.c). */
+#include <check.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/support.h"
+
+static char g_tmp[256];
+
+/* Runs anvil with the given arguments (NULL-terminated) in `cwd`; stdout and stderr land
+ * in g_tmp/stdout and g_tmp/stderr. Returns the exit status. */
+static int anvil(const char *cwd, ...) {
+  char *argv[32];
+  int n = 0;
+  static char bin[] = AV_BINARY_DIR "/anvil";
+  argv[n++] = bin;
+  va_list ap;
+  va_start(ap, cwd);
+  for (char *a; n < 31 && (a = va_arg(ap, char *)) != NULL;) argv[n++] = a;
+  va_end(ap);
+  argv[n] = NULL;
+  char out[300], err[300];
+  snprintf(out, sizeof out, "%s/stdout", g_tmp);
+  snprintf(err, sizeof err, "%s/stderr", g_tmp);
+  return av_test_spawn(cwd, argv, out, err);
+}
+
+static char *tmp_file(const char *name) {
+  static char buf[4][400];
+  static int k;
+  char *b = buf[k++ % 4];
+  snprintf(b, sizeof buf[0], "%s/%s", g_tmp, name);
+  return b;
+}
+
+static char *output(const char *which) { return av_test_read_file(tmp_file(which)); }
+
+static void setup(void) {
+  snprintf(g_tmp, sizeof g_tmp, "/tmp/anvil_cli_XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(g_tmp));
+}
+
+static void teardown(void) {
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The last line of text (without its newline). */
+static const char *last_line(char *text) {
+  size_t n = strlen(text);
+  while (n && text[n - 1] == '\n') text[--n] = '\0';
+  char *nl = strrchr(text, '\n');
+  return nl ? nl + 1 : text;
+}
+
+START_TEST(run_quickstart_writes_results) {
+  char *dir = tmp_file("results");
+  int rc = anvil(NULL, "run", "experiments/quickstart.json", "--out", dir, NULL);
+  char *err = output("stderr");
+  ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+  char path[512];
+  snprintf(path, sizeof path, "%s/results.json", dir);
+  json_error_t je;
+  json_t *doc = json_load_file(path, 0, &je);
+  ck_assert_msg(doc != NULL, "%s: %s", path, je.text);
+  json_t *rows = json_object_get(doc, "rows");
+  size_t n_rows = json_array_size(rows);
+  size_t n_sched = json_array_size(json_object_get(doc, "schedulers"));
+  ck_assert_uint_ge(n_sched, 1);
+  ck_assert_uint_eq(n_rows, 20 * n_sched); /* PAT's 20 trees x every scheduler */
+  for (size_t i = 0; i < n_rows; i++) {
+    json_t *r = json_array_get(rows, i);
+    double floor = json_real_value(json_object_get(r, "floor_us"));
+    double pred = json_real_value(json_object_get(r, "predicted_us"));
+    ck_assert_msg(floor > 0 && pred > 0, "row %zu: floor %g predicted %g", i, floor, pred);
+    ck_assert(json_real_value(json_object_get(r, "query_centric_kv_bytes")) >=
+              json_real_value(json_object_get(r, "unique_kv_bytes")));
+  }
+  snprintf(path, sizeof path, "%s/results.csv", dir);
+  char *csv = av_test_read_file(path);
+  ck_assert_ptr_nonnull(csv);
+  ck_assert_msg(strncmp(csv, "gpu,workload,hq,hkv,head_dim,dtype,scheduler,", 45) == 0,
+                "csv header: %.120s", csv);
+  size_t lines = 0;
+  for (char *p = csv; *p; p++) lines += *p == '\n';
+  ck_assert_uint_eq(lines, n_rows + 1);
+  char *out = output("stdout");
+  char want[128];
+  snprintf(want, sizeof want, "quickstart: 20 workloads, %zu plans checked", n_rows);
+  ck_assert_str_eq(last_line(out), want);
+  ck_assert_ptr_nonnull(strstr(out, "pat-20"));
+  free(out);
+  free(csv);
+  free(err);
+  json_decref(doc);
+}
+END_TEST
+
+/* Without --out, results go to out/<experiment name> under the working directory. */
+START_TEST(run_default_output_dir) {
+  int rc = anvil(g_tmp, "run", AV_TEST_DIR "/../experiments/quickstart.json", "--quiet", NULL);
+  char *err = output("stderr");
+  ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+  struct stat st;
+  ck_assert_int_eq(stat(tmp_file("out/quickstart/results.json"), &st), 0);
+  ck_assert_int_eq(stat(tmp_file("out/quickstart/results.csv"), &st), 0);
+  char *out = output("stdout");
+  const char *last = last_line(out);
+  ck_assert_msg(strncmp(last, "quickstart: 20 workloads, ", 26) == 0 &&
+                    strstr(last, " plans checked") != NULL,
+                "last line: %s", last);
+  free(out);
+  free(err);
+}
+END_TEST
+
+START_TEST(run_timeline_is_json) {
+  char *tl = tmp_file("timeline.json");
+  int rc = anvil(NULL, "run", "experiments/quickstart.json", "--out", tmp_file("r"),
+                 "--timeline", tl, "--timeline-of", "pat-3", "--quiet", NULL);
+  char *err = output("stderr");
+  ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+  json_error_t je;
+  json_t *doc = json_load_file(tl, 0, &je);
+  ck_assert_msg(doc != NULL, "%s: %s", tl, je.text);
+  json_decref(doc);
+  free(err);
+}
+END_TEST
+
+START_TEST(plan_then_check) {
+  char *plan = tmp_file("plan.json");
+  int rc = anvil(NULL, "plan", "--levels", "B=1,4,16 L=256,64,32", "--scheduler",
+                 "query_centric", "-p", "split=fixed", "-p", "splits=2", "-o", plan, NULL);
+  char *err = output("stderr");
+  ck_assert_msg(rc == 0, "plan: exit %d: %s", rc, err);
+  free(err);
+  rc = anvil(NULL, "check", plan, "--seed", "7", NULL);
+  err = output("stderr");
+  ck_assert_msg(rc == 0, "check: exit %d: %s", rc, err);
+  char *out = output("stdout");
+  ck_assert_ptr_nonnull(strstr(out, "exact"));
+  ck_assert_ptr_nonnull(strstr(out, "max rel err"));
+  free(out);
+  free(err);
+}
+END_TEST
+
+START_TEST(describe_levels_and_spec) {
+  int rc = anvil(NULL, "describe", "--levels", "B=1,128 L=16384,512", NULL);
+  char *out = output("stdout");
+  ck_assert_msg(rc == 0, "exit %d", rc);
+  ck_assert_ptr_nonnull(strstr(out, "requests: 128"));
+  ck_assert_ptr_nonnull(strstr(out, "unique KV"));
+  ck_assert_ptr_nonnull(strstr(out, "floor on H200-SXM"));
+  free(out);
+  const char *spec = "{\"kind\": \"kary\", \"arity\": 2, \"depth\": 3, \"L\": [512]}\n";
+  FILE *f = fopen(tmp_file("spec.json"), "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(spec, f);
+  fclose(f);
+  rc = anvil(NULL, "describe", tmp_file("spec.json"), "--gpu", "A100-80GB-SXM", NULL);
+  out = output("stdout");
+  ck_assert_msg(rc == 0, "exit %d", rc);
+  ck_assert_ptr_nonnull(strstr(out, "floor on A100-80GB-SXM"));
+  free(out);
+}
+END_TEST
+
+START_TEST(list_names_everything) {
+  int rc = anvil(NULL, "list", NULL);
+  char *out = output("stdout");
+  ck_assert_int_eq(rc, 0);
+  ck_assert_ptr_nonnull(strstr(out, "H200-SXM"));
+  ck_assert_ptr_nonnull(strstr(out, "query_centric"));
+  ck_assert_ptr_nonnull(strstr(out, "roofline"));
+  free(out);
+}
+END_TEST
+
+START_TEST(help_everywhere) {
+  static const char *const cmds[] = {"run", "plan", "check", "describe", "list", NULL};
+  int rc = anvil(NULL, "--help", NULL);
+  char *out = output("stdout");
+  ck_assert_int_eq(rc, 0);
+  ck_assert_ptr_nonnull(strstr(out, "usage: anvil"));
+  free(out);
+  for (int i = 0; cmds[i]; i++) {
+    rc = anvil(NULL, cmds[i], "--help", NULL);
+    out = output("stdout");
+    ck_assert_msg(rc == 0, "%s --help: exit %d", cmds[i], rc);
+    ck_assert_msg(strstr(out, "usage: anvil") != NULL, "%s --help: %s", cmds[i], out);
+    free(out);
+  }
+  ck_assert_int_eq(anvil(NULL, NULL), 1); /* no command: usage on stderr, exit 1 */
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("cli");
+  TCase *tc = tcase_create("happy_paths");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, run_quickstart_writes_results);
+  tcase_add_test(tc, run_default_output_dir);
+  tcase_add_test(tc, run_timeline_is_json);
+  tcase_add_test(tc, plan_then_check);
+  tcase_add_test(tc, describe_levels_and_spec);
+  tcase_add_test(tc, list_names_everything);
+  tcase_add_test(tc, help_everywhere);
+  suite_add_tcase(s, tc);
+  return av_test_run(s, 0);
+}
