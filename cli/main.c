@@ -18,6 +18,8 @@ static const av_command_t k_commands[] = {
      av_cmd_replay},
     {"trace", "plan and simulate every step of a JSONL decode trace (plan reuse)",
      av_cmd_trace},
+    {"exec", "run plans on the GPU: verify against fp64 attention, time, trace CTAs",
+     av_cmd_exec},
 };
 static const int k_n_commands = (int)(sizeof k_commands / sizeof k_commands[0]);
 

@@ -55,9 +55,10 @@ AV_DEFINE_MERGE(bf16, __nv_bfloat16, 128)
 AV_DEFINE_MERGE(fp16, __half, 64)
 AV_DEFINE_MERGE(bf16, __nv_bfloat16, 64)
 
-/* Merge rows per CTA is the tile's m; it reads no KV tile (n = 0). */
+/* Merge: m = rows (request, q head) per CTA; n = 1: it walks the slots one at a time and
+ * reads no KV tile. */
 #define AV_MERGE_ENT(TN, DTN, D)                                                              \
-  {{"av_k_merge_" #TN "_d" #D, AV_KIND_MERGE, av::MERGE_WARPS, 0, av::MERGE_WARPS, D, DTN,    \
+  {{"av_k_merge_" #TN "_d" #D, AV_KIND_MERGE, av::MERGE_WARPS, 1, av::MERGE_WARPS, D, DTN,    \
     av::MERGE_WARPS * 32, 0},                                                                 \
    (const void *)av_k_merge_##TN##_d##D},
 extern "C" const av_kern_entry_t av_kern_tab_merge[] = {

@@ -225,35 +225,37 @@ static int64_t merge_requests(const av_plan_t *p) {
   return n;
 }
 
-/* The merge kernel's tile and requests per CTA: the first compiled merge variant (its query
- * rows / GQA group requests per CTA), else one request per CTA. */
-static void merge_shape(const av__eng_t *e, av_tile_t *tile, int32_t *req_per_cta) {
+/* The merge kernel's tile and query-head rows per CTA: the compiled merge variant's m (its
+ * kernel runs one warp per (request, query head) row, m rows per CTA, over every request),
+ * else one request's GQA group per CTA. */
+static void merge_shape(const av__eng_t *e, av_tile_t *tile, int32_t *rows_per_cta) {
   const av_heads_t *h = &e->plan->heads;
   memset(tile, 0, sizeof *tile);
   tile->kind = AV_KERNEL_MERGE;
-  *req_per_cta = 1;
+  *rows_per_cta = av_heads_group(h);
   if (!e->in->variants) return;
   av_tile_t tiles[8];
   int n = av_variants_tiles(e->in->variants, AV_KERNEL_MERGE, h->head_dim, h->dtype,
                             e->in->gpu->sm_arch, tiles, 8);
-  if (n <= 0) return;
+  if (n <= 0 || tiles[0].m_rows <= 0) return;
   *tile = tiles[0];
-  int r = tiles[0].m_rows / av_heads_group(h);
-  *req_per_cta = r > 1 ? r : 1;
+  *rows_per_cta = tiles[0].m_rows;
 }
 
-/* Bytes each merge CTA moves for one KV head: every partial state (O and lse in fp32 per
- * query row of the GQA group) read once, the final output written once. */
+/* Bytes each merge CTA moves for one KV head: for each of its (request, query head) rows,
+ * every partial state of the request (O and lse in fp32) read once and the output written
+ * once; rows of requests without partial states cost nothing but the CTA. */
 static void merge_costs(av__eng_t *e) {
   const av_plan_t *p = e->plan;
   const av_heads_t *h = &p->heads;
-  const double g = av_heads_group(h), d = h->head_dim, el = av_dtype_bytes(h->dtype);
+  const int32_t g = av_heads_group(h);
+  const double d = h->head_dim, el = av_dtype_bytes(h->dtype);
   for (int32_t j = 0; j < e->merge_per_head; j++) e->merge_bytes[j] = 0;
-  int64_t k = 0;
   for (int32_t r = 0; r < p->n_requests; r++) {
     int32_t n = p->merge_offsets[r + 1] - p->merge_offsets[r];
     if (n <= 0) continue;
-    e->merge_bytes[k++ / e->merge_req_per_cta] += n * g * (d + 1) * 4 + g * d * el;
+    for (int32_t q = 0; q < g; q++)
+      e->merge_bytes[((int64_t)r * g + q) / e->merge_rows_per_cta] += n * (d + 1) * 4 + d * el;
   }
 }
 
@@ -360,8 +362,12 @@ int av__engine_run(const av__engine_in_t *in, av_sim_result_t *out, av_timeline_
   const int32_t nl = p->n_launches;
   int64_t n_merge_req = in->skip_merge ? 0 : merge_requests(p);
   av_tile_t merge_tile;
-  merge_shape(&e, &merge_tile, &e.merge_req_per_cta);
-  e.merge_per_head = (int32_t)((n_merge_req + e.merge_req_per_cta - 1) / e.merge_req_per_cta);
+  merge_shape(&e, &merge_tile, &e.merge_rows_per_cta);
+  int64_t merge_rows = n_merge_req > 0 ? (int64_t)p->n_requests * av_heads_group(&p->heads) : 0;
+  if ((merge_rows + e.merge_rows_per_cta - 1) / e.merge_rows_per_cta > INT32_MAX / 2)
+    return av_error_set(err, AV_ERR_UNSUPPORTED, p->scheduler, "merge",
+                        "too many requests to merge (%d)", p->n_requests);
+  e.merge_per_head = (int32_t)((merge_rows + e.merge_rows_per_cta - 1) / e.merge_rows_per_cta);
   e.has_merge = e.merge_per_head > 0;
   e.n_launches = nl + e.has_merge;
   e.B = av_gpu_hbm_bw_GBps(g) * 1e3;

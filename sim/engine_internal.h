@@ -95,7 +95,7 @@ typedef struct av__eng {
   double *item_other_bytes, *item_flops;
   int64_t *item_kv_tokens;
   /* merge CTAs (per head) */
-  int32_t merge_per_head, merge_req_per_cta;
+  int32_t merge_per_head, merge_rows_per_cta;  /* rows = (request, query head) pairs */
   double *merge_bytes;
   /* per SM (structure of arrays: the per-event passes run over these) */
   double *W, *PHI;                    /* bytes / FLOPs served so far to each active CTA */

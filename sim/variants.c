@@ -63,7 +63,10 @@ static int parse_variant(const av_jctx_t *c, const json_t *obj, const char *path
   if (!rc) rc = av_json_check_keys(c, obj, path, keys);
   if (!rc) rc = parse_kind(c, obj, path, &v->tile.kind);
   if (!rc) rc = av_json_get_int(c, obj, path, "m", 1, 0, 1, 1024, &m);
-  if (!rc) rc = av_json_get_int(c, obj, path, "n", 1, 0, 1, 65536, &n);
+  /* The merge kernel walks partial states, not KV tiles: its n is 0. */
+  if (!rc)
+    rc = av_json_get_int(c, obj, path, "n", 1, 0, v->tile.kind == AV_KERNEL_MERGE ? 0 : 1, 65536,
+                         &n);
   if (!rc) rc = av_json_get_int(c, obj, path, "warps", 1, 0, 1, 32, &warps);
   if (!rc) rc = av_json_get_int(c, obj, path, "head_dim", 1, 0, 1, 1024, &hd);
   if (!rc) rc = parse_dtype(c, obj, path, &v->dtype);

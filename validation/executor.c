@@ -564,7 +564,7 @@ int av_exec_batch_run(av_exec_batch_t *b, const av_plan_t *p, const av_exec_opts
   else
     av_exec_opts_default(&o);
   memset(out, 0, sizeof *out);
-  snprintf(out->gpu, sizeof out->gpu, "%s", b->dev.name);
+  snprintf(out->gpu, sizeof out->gpu, "%.127s", b->dev.name);
   av_workload_stats_t ws;
   av_workload_stats(b->w, &ws);
   out->unique_kv_bytes = ws.unique_kv_bytes;

@@ -1,0 +1,324 @@
+/* `anvil exec EXP.json` / `anvil exec --plan PLAN.json`: runs plans on the GPU. Every batch's
+ * paged KV cache is built once on the device; each scheduler's plan is checked, verified
+ * against fp64 attention (outputs poisoned, fully written, merge deterministic), optionally
+ * traced per CTA, and timed (median of repeats, L2 flushed between them). Results go to
+ * --out (JSON) and --csv once everything ran; a failed verification makes the exit status 2. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "cli/experiment.h"
+#include "sim/json_util.h"
+#include "validation/executor.h"
+
+enum { OPT_PLAN = 256, OPT_CSV, OPT_TRACE, OPT_REPEATS, OPT_WARMUP, OPT_NOVERIFY, OPT_ALL,
+       OPT_CHECKREQ, OPT_COPYBW, OPT_ONLY };
+
+static const av_cli_opt_t k_opts[] = {
+    {"plan", OPT_PLAN, "PLAN.json", "run one saved plan instead of an experiment"},
+    {"out", 'o', "FILE", "results JSON (written when every row ran)"},
+    {"csv", OPT_CSV, "FILE", "the same rows as CSV"},
+    {"trace", OPT_TRACE, "DIR", "write each row's per-CTA timeline (SM, start, end) to DIR"},
+    {"repeats", OPT_REPEATS, "N", "timed runs per plan, median reported (default 20; 0 = no timing)"},
+    {"warmup", OPT_WARMUP, "N", "untimed runs before timing (default 3)"},
+    {"no-verify", OPT_NOVERIFY, NULL, "skip the fp64 comparison and output checks"},
+    {"all-schedulers", OPT_ALL, NULL, "run every registered scheduler (default parameters)"},
+    {"check-requests", OPT_CHECKREQ, "N", "requests compared with fp64 per batch (default 8)"},
+    {"copy-bw", OPT_COPYBW, NULL, "measure device copy bandwidth and report time vs the floor"},
+    {"only", OPT_ONLY, "NAME", "run only batches whose name contains NAME"},
+    {"help", 'h', NULL, "show this help"},
+    {NULL, 0, NULL, NULL}};
+
+typedef struct exec_opts {
+  const char *exp, *plan, *out, *csv, *trace_dir, *only;
+  int all, copy_bw, check_req;
+  double copy_GBps;          /* measured with --copy-bw, else 0 */
+  av_exec_opts_t eo;
+} exec_opts_t;
+
+typedef struct exec_row {
+  char batch[128], sched[64];
+  char error[256];           /* planning or run refused (e.g. no compiled tile): not run */
+  av_heads_t heads;
+  av_exec_result_t r;
+  int pass;
+} exec_row_t;
+
+static int parse_args(int argc, char **argv, exec_opts_t *o, int *help, av_error_t *err) {
+  av_cli_parser_t ps;
+  av_cli_parser_init(&ps, argc, argv, k_opts);
+  const char *v;
+  int key;
+  int64_t n;
+  while ((key = av_cli_next(&ps, &v, err)) != -1) {
+    switch (key) {
+      case -2: return err->code;
+      case 0:
+        if (o->exp) return av_error_set(err, AV_ERR_USAGE, "exec", NULL, "one experiment file only");
+        o->exp = v;
+        break;
+      case OPT_PLAN: o->plan = v; break;
+      case 'o': o->out = v; break;
+      case OPT_CSV: o->csv = v; break;
+      case OPT_TRACE: o->trace_dir = v; o->eo.trace = 1; break;
+      case OPT_REPEATS:
+        if (av_cli_parse_int("exec", "--repeats", v, 0, 100000, &n, err)) return err->code;
+        o->eo.repeats = (int)n;
+        break;
+      case OPT_WARMUP:
+        if (av_cli_parse_int("exec", "--warmup", v, 0, 1000, &n, err)) return err->code;
+        o->eo.warmup = (int)n;
+        break;
+      case OPT_CHECKREQ:
+        if (av_cli_parse_int("exec", "--check-requests", v, 1, 100000, &n, err)) return err->code;
+        o->check_req = (int)n;
+        break;
+      case OPT_NOVERIFY: o->eo.verify = 0; break;
+      case OPT_ALL: o->all = 1; break;
+      case OPT_COPYBW: o->copy_bw = 1; break;
+      case OPT_ONLY: o->only = v; break;
+      case 'h': *help = 1; return AV_OK;
+      default: break;
+    }
+  }
+  if (!o->exp == !o->plan)
+    return av_error_set(err, AV_ERR_USAGE, "exec", NULL,
+                        "give an experiment file or --plan PLAN.json (exactly one)");
+  return AV_OK;
+}
+
+/* fp16 and bf16 tolerances of issue 5 (fp16/bf16 rounding of P and the output). */
+static double tolerance(av_dtype_t t) { return t == AV_DTYPE_BF16 ? 1e-2 : 2e-3; }
+
+static int row_pass(const exec_row_t *row, const av_exec_opts_t *eo) {
+  if (!eo->verify) return 1;
+  return row->r.max_rel_err <= tolerance(row->heads.dtype) && row->r.unwritten == 0 &&
+         row->r.deterministic;
+}
+
+static int write_trace(const char *dir, const exec_row_t *row, av_error_t *err) {
+  if (!row->r.trace) return AV_OK;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s__%d-%d__%s__%s.json", dir, row->batch, row->heads.hq,
+           row->heads.hkv, av_dtype_name(row->heads.dtype), row->sched);
+  for (char *c = path + strlen(dir) + 1; *c; ++c)
+    if (*c == '/' || *c == ' ') *c = '_';
+  return av_json_dump_file(row->r.trace, path, err);
+}
+
+static void print_row(const exec_row_t *row, double copy_GBps) {
+  const av_exec_result_t *r = &row->r;
+  const double frac = copy_GBps > 0 && r->median_us > 0
+                          ? r->unique_kv_bytes / (r->median_us * 1e3) / copy_GBps : 0;
+  printf("%-18s %3d/%-2d %-4s %-16s %7d %10.1f %8.3f %10.2e %s%s\n", row->batch, row->heads.hq,
+         row->heads.hkv, av_dtype_name(row->heads.dtype), row->sched, r->ctas, r->median_us,
+         frac, r->max_rel_err, row->pass ? "ok" : "FAIL",
+         r->verified && (r->unwritten || !r->deterministic) ? " (unwritten/nondeterministic)" : "");
+  fflush(stdout);
+}
+
+static json_t *row_json(const exec_row_t *row, double copy_GBps) {
+  const av_exec_result_t *r = &row->r;
+  if (row->error[0])
+    return json_pack("{s:s, s:[i,i], s:i, s:s, s:s, s:s}", "batch", row->batch, "heads",
+                     row->heads.hq, row->heads.hkv, "head_dim", row->heads.head_dim, "dtype",
+                     av_dtype_name(row->heads.dtype), "scheduler", row->sched, "error",
+                     row->error);
+  const double floor_us = copy_GBps > 0 ? r->unique_kv_bytes / copy_GBps / 1e3 : 0;
+  return json_pack(
+      "{s:s, s:[i,i], s:i, s:s, s:s, s:i, s:f, s:f, s:f, s:i, s:f, s:f, s:f, s:b, s:f, s:i, s:I, "
+      "s:b, s:b}",
+      "batch", row->batch, "heads", row->heads.hq, row->heads.hkv, "head_dim",
+      row->heads.head_dim, "dtype", av_dtype_name(row->heads.dtype), "scheduler", row->sched,
+      "ctas_per_head", r->ctas, "median_us", r->median_us, "min_us", r->min_us, "max_us",
+      r->max_us, "repeats", r->repeats, "unique_kv_bytes", r->unique_kv_bytes, "floor_us",
+      floor_us, "floor_fraction", r->median_us > 0 ? floor_us / r->median_us : 0.0, "verified",
+      r->verified, "max_rel_err", r->max_rel_err, "checked", r->checked, "unwritten",
+      (json_int_t)r->unwritten, "deterministic", r->deterministic, "pass", row->pass);
+}
+
+static int write_outputs(const exec_opts_t *o, const exec_row_t *rows, int n, const char *gpu,
+                         double copy_GBps, av_error_t *err) {
+  int rc = AV_OK;
+  if (o->out) {
+    json_t *arr = json_array();
+    for (int i = 0; i < n; ++i) json_array_append_new(arr, row_json(&rows[i], copy_GBps));
+    json_t *root = json_pack("{s:s, s:s, s:f, s:o}", "gpu", gpu, "source", o->exp ? o->exp : o->plan,
+                             "copy_GBps", copy_GBps, "rows", arr);
+    rc = root ? av_json_dump_file(root, o->out, err)
+              : av_error_set(err, AV_ERR_NOMEM, "exec", NULL, "out of memory");
+    json_decref(root);
+  }
+  if (rc == AV_OK && o->csv) {
+    size_t cap = 256 + (size_t)n * 320, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) return av_error_set(err, AV_ERR_NOMEM, "exec", NULL, "out of memory");
+    len += (size_t)snprintf(buf, cap, "batch,hq,hkv,dtype,scheduler,ctas_per_head,median_us,"
+                            "min_us,max_us,floor_us,floor_fraction,max_rel_err,unwritten,"
+                            "deterministic,pass\n");
+    for (int i = 0; i < n; ++i) {
+      const av_exec_result_t *r = &rows[i].r;
+      if (rows[i].error[0]) continue; /* not run: listed with its reason in the JSON */
+      const double fl = copy_GBps > 0 ? r->unique_kv_bytes / copy_GBps / 1e3 : 0;
+      len += (size_t)snprintf(buf + len, cap - len, "%s,%d,%d,%s,%s,%d,%.2f,%.2f,%.2f,%.2f,%.4f,%.3e,%lld,%d,%d\n",
+                              rows[i].batch, rows[i].heads.hq, rows[i].heads.hkv,
+                              av_dtype_name(rows[i].heads.dtype), rows[i].sched, r->ctas,
+                              r->median_us, r->min_us, r->max_us, fl,
+                              r->median_us > 0 ? fl / r->median_us : 0.0, r->max_rel_err,
+                              (long long)r->unwritten, r->deterministic, rows[i].pass);
+    }
+    rc = av_write_file_atomic(o->csv, buf, len, err);
+    free(buf);
+  }
+  return rc;
+}
+
+/* Plans batch bi with every scheduler of the experiment (or every registered one) and runs
+ * each plan on the batch's device cache. */
+static int exec_batch(const av_experiment_t *e, int bi, const exec_opts_t *o,
+                      const av_variants_t *vs, exec_row_t **rows, int *n, int *cap,
+                      av_error_t *err) {
+  const av_exp_batch_t *b = &e->batches[bi];
+  int n_all = 0;
+  const av_scheduler_ops_t *const *all = av_scheduler_all(&n_all);
+  const int ns = o->all ? n_all : e->n_scheds;
+  av_cost_env_t env = {.gpu = &e->gpus[0], .heads = &b->w->heads, .variants = vs};
+  av_costmodel_t *cost = av_costmodel_create(e->cost_ops, &e->cost_params, &env, err);
+  if (!cost) return err->code ? err->code : AV_ERR_INTERNAL;
+  av_exec_batch_t *eb = av_exec_batch_create(b->w, 1, o->check_req, err);
+  int rc = eb ? AV_OK : (err->code ? err->code : AV_ERR_INTERNAL);
+  for (int si = 0; rc == AV_OK && si < ns; ++si) {
+    const av_scheduler_ops_t *ops = o->all ? all[si] : e->scheds[si].ops;
+    av_params_t params;
+    if (o->all)
+      rc = av_params_init(&params, ops->params, err);
+    else
+      params = e->scheds[si].params;
+    av_sched_ctx_t ctx = {.workload = b->w, .gpu = &e->gpus[0], .variants = vs, .cost = cost};
+    av_plan_t *plan = NULL;
+    if (*n == *cap) {
+      *cap = *cap ? 2 * *cap : 64;
+      exec_row_t *r2 = realloc(*rows, (size_t)*cap * sizeof **rows);
+      if (!r2) rc = av_error_set(err, AV_ERR_NOMEM, "exec", NULL, "out of memory");
+      else *rows = r2;
+    }
+    if (rc == AV_OK) {
+      exec_row_t *row = &(*rows)[*n];
+      memset(row, 0, sizeof *row);
+      snprintf(row->batch, sizeof row->batch, "%s", b->name);
+      snprintf(row->sched, sizeof row->sched, "%s", o->all ? ops->name : e->scheds[si].label);
+      row->heads = b->w->heads;
+      av_error_t rerr;
+      av_error_clear(&rerr);
+      int rrc = av_scheduler_plan(ops, &params, &ctx, &plan, &rerr);
+      if (rrc == AV_OK) rrc = av_exec_batch_run(eb, plan, &o->eo, &row->r, &rerr);
+      if (rrc == AV_OK) {
+        row->pass = row_pass(row, &o->eo);
+        print_row(row, o->copy_GBps);
+        if (o->trace_dir) rc = write_trace(o->trace_dir, row, err);
+        av_exec_result_free(&row->r);
+      } else if (rrc == AV_ERR_CUDA || rrc == AV_ERR_NOMEM || rrc == AV_ERR_INTERNAL) {
+        rc = rrc; /* the device or the process is in trouble: stop */
+        *err = rerr;
+      } else { /* this plan cannot run here (e.g. a tile that is not compiled): record it */
+        char msg[1600];
+        snprintf(row->error, sizeof row->error, "%.255s", av_error_format(&rerr, msg, sizeof msg));
+        row->pass = 1;
+        printf("%-18s %3d/%-2d %-4s %-16s not run: %s\n", row->batch, row->heads.hq,
+               row->heads.hkv, av_dtype_name(row->heads.dtype), row->sched, row->error);
+      }
+      if (rc == AV_OK) ++*n;
+    }
+    if (rc != AV_OK && !err->path[0])
+      snprintf(err->path, sizeof err->path, "%.100s x %.60s", b->name, ops->name);
+    av_plan_destroy(plan);
+  }
+  av_exec_batch_destroy(eb);
+  av_costmodel_destroy(cost);
+  return rc;
+}
+
+static int exec_plan_file(const exec_opts_t *o, exec_row_t **rows, int *n, av_error_t *err) {
+  av_plan_t *p = NULL;
+  av_workload_t *w = NULL;
+  int rc = av_plan_load(o->plan, &p, &w, err);
+  if (rc == AV_OK) {
+    *rows = calloc(1, sizeof **rows);
+    if (!*rows) rc = av_error_set(err, AV_ERR_NOMEM, "exec", NULL, "out of memory");
+  }
+  if (rc == AV_OK) {
+    exec_row_t *row = &(*rows)[0];
+    snprintf(row->batch, sizeof row->batch, "%s", w->name);
+    snprintf(row->sched, sizeof row->sched, "%s", p->scheduler);
+    row->heads = w->heads;
+    av_exec_batch_t *eb = av_exec_batch_create(w, 1, o->check_req, err);
+    rc = eb ? av_exec_batch_run(eb, p, &o->eo, &row->r, err) : (err->code ? err->code : AV_ERR_INTERNAL);
+    av_exec_batch_destroy(eb);
+    if (rc == AV_OK) {
+      row->pass = row_pass(row, &o->eo);
+      *n = 1;
+      print_row(row, o->copy_GBps);
+      if (o->trace_dir) rc = write_trace(o->trace_dir, row, err);
+    }
+  }
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+  return rc;
+}
+
+int av_cmd_exec(int argc, char **argv) {
+  exec_opts_t o;
+  memset(&o, 0, sizeof o);
+  av_exec_opts_default(&o.eo);
+  av_error_t err;
+  av_error_clear(&err);
+  int help = 0;
+  if (parse_args(argc, argv, &o, &help, &err)) return av_cli_fail(&err);
+  if (help) {
+    av_cli_print_help("exec EXP.json | --plan PLAN.json [options]",
+                      "Run plans on the GPU: verify against fp64 attention and time them.",
+                      k_opts);
+    return 0;
+  }
+  av_experiment_t *e = NULL;
+  av_variants_t *vs = NULL;
+  exec_row_t *rows = NULL;
+  int n = 0, cap = 0, rc = AV_OK;
+  if (o.exp) rc = av_experiment_load(o.exp, &e, &err);  /* input errors before the device */
+  if (rc == AV_OK) rc = av_exec_available(&err);
+  double copy_GBps = 0;
+  if (rc == AV_OK && o.copy_bw) rc = av_exec_copy_bandwidth((size_t)1 << 30, 20, &copy_GBps, &err);
+  o.copy_GBps = copy_GBps;
+  if (rc == AV_OK && copy_GBps > 0) printf("copy bandwidth (read+write): %.0f GB/s\n", copy_GBps);
+  if (rc == AV_OK && e) {
+    vs = av_variants_load(NULL, &err);
+    if (!vs) rc = err.code ? err.code : AV_ERR_INTERNAL;
+  }
+  if (rc == AV_OK)
+    printf("%-18s %-6s %-4s %-16s %7s %10s %8s %10s %s\n", "batch", "heads", "type", "scheduler",
+           "ctas", "median_us", "floor%", "max_rel", "check");
+  if (rc == AV_OK && o.trace_dir) rc = av_cli_mkdirs(o.trace_dir, &err);
+  if (rc == AV_OK && o.plan) rc = exec_plan_file(&o, &rows, &n, &err);
+  for (int bi = 0; rc == AV_OK && e && bi < e->n_batches; ++bi)
+    if (!o.only || strstr(e->batches[bi].name, o.only))
+      rc = exec_batch(e, bi, &o, vs, &rows, &n, &cap, &err);
+  int failed = 0, not_run = 0;
+  for (int i = 0; i < n; ++i) failed += !rows[i].pass;
+  for (int i = 0; i < n; ++i) not_run += rows[i].error[0] != 0;
+  if (rc == AV_OK) {
+    char gpu[128] = "";
+    for (int i = 0; i < n && !gpu[0]; ++i) snprintf(gpu, sizeof gpu, "%s", rows[i].r.gpu);
+    rc = write_outputs(&o, rows, n, gpu, copy_GBps, &err);
+  }
+  if (rc == AV_OK)
+    printf("%d plans run, %d failed verification%s, %d could not run\n", n - not_run, failed,
+           o.eo.verify ? "" : " (verification off)", not_run);
+  free(rows);
+  av_variants_destroy(vs);
+  av_experiment_destroy(e);
+  if (rc != AV_OK) return av_cli_fail(&err);
+  return failed ? 2 : 0;
+}

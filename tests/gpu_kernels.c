@@ -1,0 +1,267 @@
+/* GPU tests of the kernels and the executor: every compiled tile on hand-built plans
+ * (KV-centric partial items + merge, query-centric FINAL items, persistent queues), every
+ * registered scheduler's plans, per-CTA traces, and the bad inputs the executor must refuse
+ * before launching. Without a CUDA device (or a CUDA build) it prints one line and passes. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedulers/scheduler.h"
+#include "sim/plan.h"
+#include "tests/support.h"
+#include "validation/executor.h"
+
+#ifdef AV_HAVE_CUDA
+#include "kernels/kernels.h"
+#endif
+
+static av_workload_t *small_tree(int hq, int hkv, int d, av_dtype_t dt) {
+  /* A shared root, four branches, leaves of uneven lengths (not multiples of any tile). */
+  const int64_t B[] = {1, 4, 12}, L[] = {300, 45, 37};
+  av_heads_t h = {.hq = hq, .hkv = hkv, .head_dim = d, .dtype = dt};
+  av_error_t err;
+  av_error_clear(&err);
+  av_workload_t *w = av_workload_from_levels(B, L, 3, &h, &err);
+  ck_assert_msg(w != NULL, "%s", err.message);
+  return w;
+}
+
+enum { MODE_KV = 0, MODE_QC = 1, MODE_PERSIST = 2 };
+
+/* KV-centric: each node's queries in chunks of m/g rows, long nodes cut in two items, all
+ * PARTIAL. Query-centric: one FINAL item per request over its path. Persistent: the KV-centric
+ * items spread over three CTA queues. */
+static av_plan_t *make_plan(const av_workload_t *w, const av_tile_t *tile, int mode) {
+  av_plan_t *p = av_plan_create(w, "gpu_test");
+  ck_assert_ptr_nonnull(p);
+  const int g = w->heads.hq / w->heads.hkv;
+  const int per = tile->m_rows / g;
+  ck_assert_int_ge(per, 1);
+  int32_t l = av_plan_add_launch(p, 0, tile, mode == MODE_PERSIST ? 3 : 0);
+  ck_assert_int_ge(l, 0);
+  int32_t k = 0;
+  if (mode == MODE_QC) {
+    for (int32_t r = 0; r < w->n_requests; ++r) {
+      av_segment_t segs[16];
+      int n = 0;
+      for (int32_t u = w->request_node[r]; u >= 0; u = w->nodes[u].parent)
+        segs[n++] = (av_segment_t){u, 0, w->nodes[u].kv_len_tokens};
+      ck_assert_int_ge(av_plan_add_item(p, l, &r, 1, segs, n, AV_OUT_FINAL, -1, -1), 0);
+    }
+  } else {
+    for (int32_t u = 0; u < w->n_nodes; ++u) {
+      const int32_t *q = w->node_reqs + w->node_req_offsets[u];
+      const int32_t nq = w->node_req_offsets[u + 1] - w->node_req_offsets[u];
+      const int64_t len = w->nodes[u].kv_len_tokens;
+      const int64_t cut = len > 64 ? len / 2 + 3 : len;
+      for (int32_t c = 0; c < nq; c += per)
+        for (int part = 0; part < (cut < len ? 2 : 1); ++part, ++k) {
+          av_segment_t s = {u, part ? cut : 0, part ? len : cut};
+          const int32_t n = nq - c < per ? nq - c : per;
+          const int persist = mode == MODE_PERSIST;
+          ck_assert_int_ge(av_plan_add_item(p, l, q + c, n, &s, 1, AV_OUT_PARTIAL,
+                                            persist ? k % 3 : -1, persist ? k / 3 : -1), 0);
+        }
+    }
+  }
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_plan_finalize(p, &err), &err);
+  return p;
+}
+
+static int have_device(void) {
+  av_error_t err;
+  av_error_clear(&err);
+  return av_exec_available(&err) == AV_OK;
+}
+
+static void run_checked(av_exec_batch_t *b, const av_plan_t *p, av_dtype_t dt, const char *what) {
+  av_exec_opts_t o;
+  av_exec_opts_default(&o);
+  o.repeats = 2;
+  o.warmup = 1;
+  av_exec_result_t r;
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_exec_batch_run(b, p, &o, &r, &err), &err);
+  const double tol = dt == AV_DTYPE_BF16 ? 1e-2 : 2e-3;
+  ck_assert_msg(r.verified && r.checked > 0, "%s: not verified", what);
+  ck_assert_msg(r.max_rel_err <= tol, "%s: max rel err %.3e (request %d head %d) > %.0e",
+                what, r.max_rel_err, r.worst_request, r.worst_head, tol);
+  ck_assert_msg(r.unwritten == 0, "%s: %lld output elements never written", what,
+                (long long)r.unwritten);
+  ck_assert_msg(r.deterministic, "%s: two runs differ", what);
+  ck_assert_msg(r.median_us > 0, "%s: no time", what);
+  av_exec_result_free(&r);
+}
+
+#ifdef AV_HAVE_CUDA
+/* Every compiled tile, both dtypes, both head dims, the three plan shapes. */
+START_TEST(test_every_variant) {
+  const int dims[] = {128, 64};
+  const av_dtype_t dts[] = {AV_DTYPE_FP16, AV_DTYPE_BF16};
+  int nv = 0;
+  const av_kern_variant_t *vs = av_kern_variants(&nv);
+  ck_assert_int_gt(nv, 0);
+  for (int di = 0; di < 2; ++di)
+    for (int ti = 0; ti < 2; ++ti) {
+      av_workload_t *w = small_tree(8, 2, dims[di], dts[ti]);
+      av_error_t err;
+      av_error_clear(&err);
+      av_exec_batch_t *b = av_exec_batch_create(w, 7, 12, &err);
+      AV_CK_OK(b ? AV_OK : err.code, &err);
+      for (int i = 0; i < nv; ++i) {
+        const av_kern_variant_t *v = &vs[i];
+        if (v->head_dim != dims[di] || v->dtype != (int)dts[ti] || v->kind == 3) continue;
+        av_tile_t t = {.kind = (av_kernel_kind_t)v->kind, .m_rows = v->m, .n_tokens = v->n,
+                       .warps = v->warps};
+        const int mode = v->kind == 1 ? MODE_PERSIST : v->kind == 2 ? MODE_QC : MODE_KV;
+        av_plan_t *p = make_plan(w, &t, mode);
+        run_checked(b, p, dts[ti], v->name);
+        av_plan_destroy(p);
+        if (v->kind == 0) { /* the same tile computing FINAL outputs directly */
+          p = make_plan(w, &t, MODE_QC);
+          run_checked(b, p, dts[ti], v->name);
+          av_plan_destroy(p);
+        }
+      }
+      av_exec_batch_destroy(b);
+      av_workload_destroy(w);
+    }
+}
+END_TEST
+#endif
+
+/* Every registered scheduler's plan on a small tree, (32, 8) heads. */
+START_TEST(test_schedulers) {
+  av_workload_t *w = small_tree(32, 8, 128, AV_DTYPE_FP16);
+  av_error_t err;
+  av_error_clear(&err);
+  av_gpu_t gpu;
+  AV_CK_OK(av_gpu_load("H200-SXM", NULL, &gpu, &err), &err);
+  av_variants_t *vs = av_variants_load(NULL, &err);
+  AV_CK_OK(vs ? AV_OK : err.code, &err);
+  const av_costmodel_ops_t *cops = NULL;
+  AV_CK_OK(av_costmodel_lookup("roofline", "test", NULL, &cops, &err), &err);
+  av_params_t cp;
+  AV_CK_OK(av_params_init(&cp, cops->params, &err), &err);
+  av_cost_env_t env = {.gpu = &gpu, .heads = &w->heads, .variants = vs};
+  av_costmodel_t *cost = av_costmodel_create(cops, &cp, &env, &err);
+  AV_CK_OK(cost ? AV_OK : err.code, &err);
+  av_exec_batch_t *b = av_exec_batch_create(w, 3, 12, &err);
+  AV_CK_OK(b ? AV_OK : err.code, &err);
+  int n = 0;
+  const av_scheduler_ops_t *const *all = av_scheduler_all(&n);
+  for (int i = 0; i < n; ++i) {
+    av_params_t sp;
+    AV_CK_OK(av_params_init(&sp, all[i]->params, &err), &err);
+    av_sched_ctx_t ctx = {.workload = w, .gpu = &gpu, .variants = vs, .cost = cost};
+    av_plan_t *p = NULL;
+    AV_CK_OK(av_scheduler_plan(all[i], &sp, &ctx, &p, &err), &err);
+    run_checked(b, p, AV_DTYPE_FP16, all[i]->name);
+    av_plan_destroy(p);
+  }
+  av_exec_batch_destroy(b);
+  av_costmodel_destroy(cost);
+  av_variants_destroy(vs);
+  av_workload_destroy(w);
+}
+END_TEST
+
+/* --trace: one record per (item, KV head), SM ids in range, end after start. */
+START_TEST(test_trace) {
+  av_workload_t *w = small_tree(8, 2, 128, AV_DTYPE_FP16);
+  av_tile_t t = {.kind = AV_KERNEL_PARTIAL, .m_rows = 16, .n_tokens = 64, .warps = 4};
+  av_plan_t *p = make_plan(w, &t, MODE_KV);
+  av_exec_opts_t o;
+  av_exec_opts_default(&o);
+  o.trace = 1;
+  o.repeats = 1;
+  av_exec_result_t r;
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_exec_run(p, w, &o, &r, &err), &err);
+  ck_assert_ptr_nonnull(r.trace);
+  json_t *ctas = json_object_get(r.trace, "ctas");
+  ck_assert_int_eq((int)json_array_size(ctas), p->n_items * w->heads.hkv);
+  double mk = json_real_value(json_object_get(r.trace, "makespan_us"));
+  ck_assert(mk > 0);
+  size_t i;
+  json_t *c;
+  json_array_foreach(ctas, i, c) {
+    const double s = json_real_value(json_object_get(c, "start_us"));
+    const double e = json_real_value(json_object_get(c, "end_us"));
+    ck_assert(s >= 0 && e >= s && e <= mk + 1e-9);
+    ck_assert_int_lt(json_integer_value(json_object_get(c, "sm")), 1024);
+  }
+  av_exec_result_free(&r);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+}
+END_TEST
+
+/* Bad input is refused with a clear error before anything runs. */
+START_TEST(test_bad_input) {
+  av_error_t err;
+  av_exec_result_t r;
+  /* head dim 256: no kernel */
+  av_workload_t *w256 = small_tree(8, 2, 256, AV_DTYPE_FP16);
+  av_error_clear(&err);
+  ck_assert_ptr_null(av_exec_batch_create(w256, 1, 4, &err));
+  ck_assert_int_eq(err.code, AV_ERR_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(err.message, "compiled: 64, 128"));
+  av_workload_destroy(w256);
+
+  av_workload_t *w = small_tree(8, 2, 128, AV_DTYPE_FP16);
+  av_error_clear(&err);
+  av_exec_batch_t *b = av_exec_batch_create(w, 1, 4, &err);
+  AV_CK_OK(b ? AV_OK : err.code, &err);
+  /* a tile that is not compiled */
+  av_tile_t bad = {.kind = AV_KERNEL_PARTIAL, .m_rows = 48, .n_tokens = 64, .warps = 4};
+  av_plan_t *p = make_plan(w, &bad, MODE_KV);
+  av_error_clear(&err);
+  ck_assert_int_eq(av_exec_batch_run(b, p, NULL, &r, &err), AV_ERR_UNSUPPORTED);
+  ck_assert_ptr_nonnull(strstr(err.message, "no compiled partial kernel"));
+  av_plan_destroy(p);
+  /* a plan that is not exact: one token range dropped */
+  av_tile_t t = {.kind = AV_KERNEL_PARTIAL, .m_rows = 16, .n_tokens = 64, .warps = 4};
+  p = make_plan(w, &t, MODE_KV);
+  p->segments[0].end -= 1;
+  av_error_clear(&err);
+  ck_assert_int_eq(av_exec_batch_run(b, p, NULL, &r, &err), AV_ERR_PLAN);
+  av_plan_destroy(p);
+  av_exec_batch_destroy(b);
+  /* a batch larger than device memory: 2^31 tokens of KV */
+  const int64_t B[] = {1, 2}, L[] = {(int64_t)1 << 30, 1 << 20};
+  av_heads_t h = {.hq = 64, .hkv = 8, .head_dim = 128, .dtype = AV_DTYPE_FP16};
+  av_workload_t *huge = av_workload_from_levels(B, L, 2, &h, &err);
+  if (huge) {
+    av_error_clear(&err);
+    ck_assert_ptr_null(av_exec_batch_create(huge, 1, 4, &err));
+    ck_assert_int_eq(err.code, AV_ERR_RANGE);
+    ck_assert_ptr_nonnull(strstr(err.message, "GiB of device memory"));
+    av_workload_destroy(huge);
+  }
+  av_workload_destroy(w);
+}
+END_TEST
+
+int main(void) {
+  if (!have_device()) {
+    puts("skipped: no CUDA device");
+    return 0;
+  }
+  Suite *s = suite_create("gpu_kernels");
+  TCase *tc = tcase_create("gpu");
+  tcase_set_timeout(tc, 600);
+#ifdef AV_HAVE_CUDA
+  tcase_add_test(tc, test_every_variant);
+#endif
+  tcase_add_test(tc, test_schedulers);
+  tcase_add_test(tc, test_trace);
+  tcase_add_test(tc, test_bad_input);
+  suite_add_tcase(s, tc);
+  return av_test_run(s, 1);
+}

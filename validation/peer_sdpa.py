@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Peer benchmark (issue 5): PyTorch's scaled_dot_product_attention -- the query-centric
+FlashAttention a user has today -- on the same decode batches as `anvil exec`, with each
+request's KV materialised (the prefix copied into every request's cache, as a serving engine
+without prefix-aware attention holds it), plus the bandwidth floor: unique KV bytes over a
+measured device-to-device copy bandwidth (bytes read + written per second).
+
+Timing: CUDA events, warm-up, median of --repeats runs, L2 overwritten by a buffer twice its
+size before every timed run. Requests with equal path lengths go in one batched call (levels
+trees have one length); the time of a batch is that of all its calls.
+
+usage: peer_sdpa.py --trees experiments/workloads/pat_kernel_trees.json --heads 32,8 \
+           [--levels "B=1,128 L=16384,512"] --out results/h200/sdpa.json
+"""
+import argparse
+import json
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+
+def levels_paths(B, L):
+    """Per request, the list of (level, node) on its path; requests at the last level."""
+    paths = []
+    n_last = B[-1]
+    for r in range(n_last):
+        p = []
+        for lvl in range(len(B)):
+            p.append((lvl, r * B[lvl] // n_last))
+        paths.append(p)
+    return paths
+
+
+def copy_bandwidth(nbytes=1 << 30, reps=20):
+    a = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_(0, 255)
+    b = torch.empty_like(a)
+    times = []
+    for i in range(reps + 2):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        b.copy_(a)
+        e1.record()
+        e1.synchronize()
+        if i >= 2:
+            times.append(e0.elapsed_time(e1))
+    return 2 * nbytes / (statistics.median(times) * 1e-3) / 1e9
+
+
+def time_sdpa(B, L, hq, hkv, d, dtype, reps, warmup, flush):
+    g = torch.Generator(device="cuda").manual_seed(1)
+    total = sum(L)
+    nreq = B[-1]
+    q = torch.rand(nreq, hq, 1, d, device="cuda", dtype=dtype, generator=g) * 2 - 1
+    # Levels trees: every request's path has the same length, one batched call.
+    k = torch.rand(nreq, hkv, total, d, device="cuda", dtype=dtype, generator=g) * 2 - 1
+    v = torch.rand(nreq, hkv, total, d, device="cuda", dtype=dtype, generator=g) * 2 - 1
+
+    def run():
+        return F.scaled_dot_product_attention(q, k, v, enable_gqa=(hq != hkv))
+
+    backend = "default"
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+            run()
+        torch.cuda.synchronize()
+        backend = "flash"
+    except Exception:
+        backend = "default"
+
+    def call():
+        if backend == "flash":
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+            with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                return run()
+        return run()
+
+    times = []
+    for i in range(warmup + reps):
+        flush.add_(1)  # untimed: evict the previous run's KV from L2
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        call()
+        e1.record()
+        e1.synchronize()
+        if i >= warmup:
+            times.append(e0.elapsed_time(e1) * 1e3)
+    el = torch.tensor([], dtype=dtype).element_size()
+    qc_bytes = 2 * nreq * hkv * total * d * el
+    del q, k, v
+    torch.cuda.empty_cache()
+    return statistics.median(times), backend, qc_bytes
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--trees", help="PAT/FastTree trees JSON ({trees: [{id, B, L}]})")
+    ap.add_argument("--levels", action="append", default=[],
+                    help='extra tree "B=1,128 L=16384,512" (repeatable)')
+    ap.add_argument("--heads", default="32,8")
+    ap.add_argument("--head-dim", type=int, default=128)
+    ap.add_argument("--dtype", default="fp16", choices=["fp16", "bf16"])
+    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--max-gb", type=float, default=60.0,
+                    help="skip batches whose materialised KV exceeds this")
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    hq, hkv = (int(x) for x in a.heads.split(","))
+    dtype = torch.float16 if a.dtype == "fp16" else torch.bfloat16
+    el = 2
+    trees = []
+    if a.trees:
+        with open(a.trees) as f:
+            for t in json.load(f)["trees"]:
+                trees.append(("pat-%d" % t["id"], t["B"], t["L"]))
+    for s in a.levels:
+        parts = dict(p.split("=") for p in s.replace(";", " ").split())
+        B = [int(x) for x in parts["B"].split(",")]
+        L = [int(x) for x in parts["L"].split(",")]
+        trees.append(("levels B=%s L=%s" % (B, L), B, L))
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    flush = torch.empty(2 * l2 // 4, dtype=torch.float32, device="cuda")
+    bw = copy_bandwidth()
+    gpu = torch.cuda.get_device_name(0)
+    print("gpu %s, copy bandwidth (read+write) %.0f GB/s, torch %s" % (gpu, bw, torch.__version__))
+    rows = []
+    for name, B, L in trees:
+        unique_tokens = sum(b * l for b, l in zip(B, L))
+        uniq = 2 * unique_tokens * hkv * a.head_dim * el
+        qc = 2 * B[-1] * sum(L) * hkv * a.head_dim * el
+        row = {"batch": name, "B": B, "L": L, "heads": [hq, hkv], "head_dim": a.head_dim,
+               "dtype": a.dtype, "unique_kv_bytes": uniq, "qc_kv_bytes": qc,
+               "floor_us": uniq / (bw * 1e9) * 1e6}
+        if qc / 1e9 > a.max_gb:
+            row["skipped"] = "materialised KV %.1f GB > --max-gb" % (qc / 1e9)
+        else:
+            us, backend, _ = time_sdpa(B, L, hq, hkv, a.head_dim, dtype, a.repeats, a.warmup, flush)
+            row.update({"sdpa_us": us, "backend": backend,
+                        "sdpa_qc_GBps": qc / (us * 1e-6) / 1e9})
+        print("%-32s sdpa %10.1f us  floor %8.1f us" % (name, row.get("sdpa_us", float("nan")),
+                                                     row["floor_us"]), flush=True)
+        rows.append(row)
+    doc = {"gpu": gpu, "torch": torch.__version__, "copy_GBps": bw,
+           "method": "CUDA events, %d warm-up, median of %d, L2 flushed (2x L2 write) before "
+                     "each run; per-request materialised KV [B, hkv, path, d], enable_gqa"
+                     % (a.warmup, a.repeats), "rows": rows}
+    with open(a.out, "w") as f:
+        json.dump(doc, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
