@@ -23,6 +23,9 @@ int av_bench_plan(int argc, char **argv);    /* cli/bench_plan.c */
 int av_cmd_replay(int argc, char **argv);    /* cli/cmd_replay.c: measured CTA timeline replay */
 int av_cmd_trace(int argc, char **argv);     /* cli/cmd_trace.c: JSONL decode-trace run */
 int av_cmd_exec(int argc, char **argv);      /* cli/cmd_exec.c: run plans on the GPU */
+int av_cmd_profile(int argc, char **argv);   /* cli/cmd_profile.c: measure the GPU */
+int av_cmd_validate(int argc, char **argv);  /* cli/cmd_validate.c: predicted vs measured */
+int av_cmd_table2(int argc, char **argv);    /* cli/cmd_table2.c: FlashForge Table 2 */
 
 /* Prints an error the way every command does ("anvil: <source>: <path>: <message>") to
  * stderr and returns its exit class (1 or 2). */

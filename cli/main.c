@@ -18,6 +18,9 @@ static const av_command_t k_commands[] = {
      av_cmd_replay},
     {"trace", "plan and simulate every step of a JSONL decode trace (plan reuse)",
      av_cmd_trace},
+    {"profile", "measure this GPU: bandwidth, launches, occupancy, C(n_q, n) -> profiles/", av_cmd_profile},
+    {"validate", "run an experiment on this GPU and compare with the simulator's predictions", av_cmd_validate},
+    {"table2", "FlashForge Table 2: single-CTA time over n x n_q, predicted per GPU spec", av_cmd_table2},
     {"exec", "run plans on the GPU: verify against fp64 attention, time, trace CTAs",
      av_cmd_exec},
 };

@@ -118,9 +118,9 @@ static int auto_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_pl
   }
   /* margin: how much slower the runner-up is predicted to be, relative to the winner */
   double margin = have_second && best_us > 0.0 ? (second_us - best_us) / best_us : 0.0;
-  snprintf(best->params, sizeof best->params, "chose=%s,margin=%.4f,runner_up=%s,model=%s",
-           best_name, margin, have_second ? second_name : "none",
-           av_sim_model_name(model));
+  /* The parameters (model=...) are recorded by av_scheduler_plan; this is the verdict. */
+  snprintf(best->params, sizeof best->params, "chose=%s,margin=%.4f,runner_up=%s", best_name,
+           margin, have_second ? second_name : "none");
   snprintf(best->scheduler, sizeof best->scheduler, "auto");
   *out = best;
   return AV_OK;

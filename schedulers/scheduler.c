@@ -28,7 +28,15 @@ int av_scheduler_plan(const av_scheduler_ops_t *ops, const av_params_t *params,
     return rc;
   }
   snprintf(p->scheduler, sizeof p->scheduler, "%s", ops->name);
+  /* The record is the parameters as planned, followed by whatever the scheduler itself
+   * noted (auto writes which candidate it chose and by how much). */
+  char noted[sizeof p->params];
+  snprintf(noted, sizeof noted, "%s", p->params);
   av_params_format(params, p->params, sizeof p->params);
+  if (noted[0]) {
+    size_t used = strlen(p->params);
+    snprintf(p->params + used, sizeof p->params - used, "%s%s", used ? "," : "", noted);
+  }
   if ((rc = av_plan_finalize(p, err))) {
     av_plan_destroy(p);
     return rc;

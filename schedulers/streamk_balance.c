@@ -177,15 +177,25 @@ static int32_t sk_assign(const sk_cfg_t *c, const sk_unit_t *units, int32_t n_un
   for (int32_t i = 0; i < n_units; i++) total += units[i].kv;
   int64_t L = (total + c->n_cta - 1) / c->n_cta;
   if (L < c->min_chunk) L = c->min_chunk;
-  int32_t n = 0;
+  /* Chunks in "longest first, then lower w" order without sorting them all: every chunk is
+   * L long except each unit's last, so the L-long chunks come first in creation order (their
+   * w order), then the shorter last chunks sorted by (length desc, w). Equal to sorting the
+   * whole list with sk_chunk_cmp, at a fraction of the planning time. */
+  int32_t n = 0, n_tail = 0;
   for (int32_t i = 0; i < n_units; i++)
-    for (int64_t b = 0; b < units[i].kv; b += L)
-    {
-      chunks[n] = (sk_chunk_t){.unit = i, .index = n, .begin = b,
-                               .end = b + L < units[i].kv ? b + L : units[i].kv};
-      n++;
+    for (int64_t b = 0; b < units[i].kv; b += L) n += b + L <= units[i].kv;
+  sk_chunk_t *tail = chunks + n;
+  for (int32_t i = 0, w = 0, full = 0; i < n_units; i++)
+    for (int64_t b = 0; b < units[i].kv; b += L, w++) {
+      int64_t e = b + L < units[i].kv ? b + L : units[i].kv;
+      sk_chunk_t ch = {.unit = i, .index = w, .begin = b, .end = e};
+      if (e - b == L)
+        chunks[full++] = ch;
+      else
+        tail[n_tail++] = ch;
     }
-  qsort(chunks, (size_t)n, sizeof *chunks, sk_chunk_cmp);
+  qsort(tail, (size_t)n_tail, sizeof *tail, sk_chunk_cmp);
+  n += n_tail;
   /* all costs 0 and ids ascending: already a heap */
   for (int32_t k = 0; k < c->n_cta; k++) {
     heap[k] = (sk_heap_entry_t){.cost = 0.0, .cta = k};

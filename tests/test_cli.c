@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/experiment.h"
 #include "tests/support.h"
 
 static char g_tmp[256];
@@ -205,6 +206,53 @@ START_TEST(help_everywhere) {
 }
 END_TEST
 
+
+/* Experiment parsing in-process: the cross product and naming rules of docs/experiments.md. */
+START_TEST(experiment_cross_product) {
+  const char *text =
+      "{\"name\": \"x\", \"gpus\": [\"H200-SXM\", \"A100-80GB-SXM\"],"
+      " \"heads\": [[32, 8], [64, 8]], \"head_dim\": 64,"
+      " \"workloads\": ["
+      "  {\"kind\": \"collection\", \"path\": \"workloads/pat_kernel_trees.json\","
+      "   \"ids\": [20, 3]},"
+      "  {\"kind\": \"levels\", \"name\": \"mine\", \"B\": [1, 2], \"L\": [64, 8]},"
+      "  {\"kind\": \"ratio\", \"batch\": 4, \"context\": 100, \"shared_ratio\": 0.5,"
+      "   \"heads\": [16, 1]}],"
+      " \"schedulers\": [\"query_centric\", {\"name\": \"query_centric\", \"label\": \"q2\","
+      "   \"params\": {\"split\": \"none\"}}]}";
+  av_error_t err;
+  av_error_clear(&err);
+  json_t *root = NULL;
+  AV_CK_OK(av_json_load_string(text, "exp", &root, &err), &err);
+  av_experiment_t *e = NULL;
+  /* The path anchors the collection's relative path: experiments/. */
+  AV_CK_OK(av_experiment_from_json(root, "experiments/x.json", &e, &err), &err);
+  ck_assert_int_eq(e->n_gpus, 2);
+  ck_assert_str_eq(e->gpus[1].name, "A100-80GB-SXM");
+  ck_assert_int_eq(e->n_heads, 2);
+  ck_assert_int_eq(e->n_specs, 3);
+  /* 2 trees x 2 heads + 1 levels x 2 heads + 1 ratio with its own heads. */
+  ck_assert_int_eq(e->n_batches, 7);
+  ck_assert_str_eq(e->batches[0].name, "pat-20");
+  ck_assert_int_eq(e->batches[0].w->heads.hq, 32);
+  ck_assert_int_eq(e->batches[1].w->heads.hq, 64);
+  ck_assert_int_eq(e->batches[1].w->heads.head_dim, 64);
+  ck_assert_int_eq(e->batches[0].w->block_size_tokens, 32); /* the file's kv_block */
+  ck_assert_str_eq(e->batches[2].name, "pat-3");
+  ck_assert_str_eq(e->batches[4].name, "mine");
+  ck_assert_str_eq(e->batches[6].name, "ratio-2");
+  ck_assert_int_eq(e->batches[6].heads_index, -1);
+  ck_assert_int_eq(e->batches[6].w->heads.hkv, 1);
+  ck_assert_int_eq(e->n_scheds, 2);
+  ck_assert_str_eq(e->scheds[0].label, "query_centric");
+  ck_assert_str_eq(e->scheds[1].label, "q2");
+  ck_assert_int_eq(e->sim, AV_SIM_ENGINE);
+  ck_assert_str_eq(e->cost_ops->name, "roofline");
+  av_experiment_destroy(e);
+  json_decref(root);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("cli");
   TCase *tc = tcase_create("happy_paths");
@@ -217,6 +265,7 @@ int main(void) {
   tcase_add_test(tc, describe_levels_and_spec);
   tcase_add_test(tc, list_names_everything);
   tcase_add_test(tc, help_everywhere);
+  tcase_add_test(tc, experiment_cross_product);
   suite_add_tcase(s, tc);
   return av_test_run(s, 0);
 }

@@ -2,9 +2,13 @@
  * (validation/device_id.c) on fake device descriptions against the real sim/gpus/ specs, and
  * the profile / validation helpers that need no GPU. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "costmodels/costmodel.h"
+#include "sim/json_util.h"
 #include "support.h"
 #include "validation/compare.h"
 #include "validation/device_id.h"
@@ -226,6 +230,163 @@ START_TEST(test_device_query_without_gpu) {
 }
 END_TEST
 
+
+/* --- profile host helpers ------------------------------------------------------------- */
+
+START_TEST(test_profile_plans_are_exact) {
+  av_error_t err;
+  av_error_clear(&err);
+  int64_t kv[3] = {16, 100, 4096};
+  av_workload_t *w = av_profile_workload(4, kv, 3, 128, AV_DTYPE_FP16, &err);
+  ck_assert_msg(w != NULL, "%s", err.message);
+  ck_assert_int_eq(w->n_requests, 12);
+  ck_assert_int_eq(w->heads.hq, 1);
+  av_tile_t tiles[3] = {{AV_KERNEL_PARTIAL, 16, 64, 4}, {AV_KERNEL_PERSISTENT, 16, 64, 4},
+                        {AV_KERNEL_DECODE, 16, 64, 4}};
+  for (int k = 0; k < 3; k++)
+    for (int serial = 0; serial < 2; serial++) {
+      av_plan_t *p = av_profile_plan(w, &tiles[k], serial, &err);
+      ck_assert_msg(p != NULL, "%s", err.message);
+      ck_assert_int_eq(p->n_items, 3);
+      ck_assert_int_eq(p->n_launches, serial ? 3 : 1);
+      for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(p->items[i].n_q, 4);
+        ck_assert_int_eq(p->items[i].output,
+                         k == 2 ? AV_OUT_FINAL : AV_OUT_PARTIAL);
+      }
+      /* serial launches share stream 0, so every CTA runs alone */
+      for (int l = 0; l < p->n_launches; l++) ck_assert_int_eq(p->launches[l].stream, 0);
+      av_plan_destroy(p);
+    }
+  av_workload_destroy(w);
+  ck_assert_ptr_null(av_profile_workload(0, kv, 3, 128, AV_DTYPE_FP16, &err));
+  ck_assert_int_eq(err.code, AV_ERR_RANGE);
+}
+END_TEST
+
+START_TEST(test_profile_max_resident) {
+  av_error_t err;
+  av_error_clear(&err);
+  json_t *tr = NULL;
+  /* SM 0: [0,10) [5,15) [9,12) -> 3 at t = 9; SM 1: [0,5) [5,10) back to back -> 1 */
+  AV_CK_OK(av_json_load_string(
+               "{\"ctas\": [{\"sm\": 0, \"start_us\": 0, \"end_us\": 10},"
+               "{\"sm\": 0, \"start_us\": 5, \"end_us\": 15},"
+               "{\"sm\": 1, \"start_us\": 0, \"end_us\": 5},"
+               "{\"sm\": 0, \"start_us\": 9, \"end_us\": 12},"
+               "{\"sm\": 1, \"start_us\": 5, \"end_us\": 10}]}",
+               "trace", &tr, &err),
+           &err);
+  int m = 0;
+  AV_CK_OK(av_profile_max_resident(tr, &m, &err), &err);
+  ck_assert_int_eq(m, 3);
+  json_decref(tr);
+  AV_CK_OK(av_json_load_string("{\"ctas\": [{\"sm\": 0, \"start_us\": 4, \"end_us\": 1}]}",
+                               "trace", &tr, &err),
+           &err);
+  ck_assert_int_eq(av_profile_max_resident(tr, &m, &err), AV_ERR_RANGE);
+  ck_assert_str_eq(err.path, "ctas[0]");
+  json_decref(tr);
+}
+END_TEST
+
+START_TEST(test_profile_fit_line) {
+  double x[4] = {1, 2, 4, 8}, y[4] = {5, 7, 11, 19}; /* y = 3 + 2x */
+  double c0, c1, r2;
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_profile_fit_line(x, y, 4, &c0, &c1, &r2, &err), &err);
+  ck_assert_double_eq_tol(c0, 3, 1e-9);
+  ck_assert_double_eq_tol(c1, 2, 1e-9);
+  ck_assert_double_eq_tol(r2, 1, 1e-12);
+  ck_assert_int_eq(av_profile_fit_line(x, y, 1, &c0, &c1, &r2, &err), AV_ERR_RANGE);
+}
+END_TEST
+
+/* A written profile is read back by the `profile` cost model, exactly at grid points; the
+ * calibrated spec loads as the same GPU with the measured figures. */
+START_TEST(test_profile_files_round_trip) {
+  av_profile_t p = {0};
+  snprintf(p.gpu, sizeof p.gpu, "H200-SXM");
+  snprintf(p.device, sizeof p.device, "NVIDIA H200");
+  snprintf(p.command, sizeof p.command, "anvil profile (test)");
+  p.copy_GBps = 4123.4;
+  p.launch_us = 2.25;
+  p.lone_GBps = 80.0;
+  p.cta_fixed_us = 1.5;
+  av_profile_table_t *t = av_profile_add(&p);
+  t->tile = (av_tile_t){AV_KERNEL_PARTIAL, 16, 64, 4};
+  t->head_dim = 128;
+  t->dtype = AV_DTYPE_FP16;
+  t->n_nq = 2;
+  t->nq[0] = 1, t->nq[1] = 16;
+  t->n_kv = 3;
+  t->kv[0] = 64, t->kv[1] = 1024, t->kv[2] = 16384;
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 3; j++) t->time_us[i][j] = 2.0 + i + 0.01 * (double)t->kv[j];
+  char dir[] = "/tmp/av_test_profile_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char out[256], spec_path[300], path[300];
+  snprintf(out, sizeof out, "%s/H200-SXM.json", dir);
+  snprintf(spec_path, sizeof spec_path, "%s/sim/gpus/H200-SXM.json", av_data_dir());
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_profile_write(&p, out, spec_path, &err), &err);
+
+  av_gpu_t g;
+  snprintf(path, sizeof path, "%s/H200-SXM.spec.json", dir);
+  AV_CK_OK(av_profile_load_spec(path, &g, &err), &err);
+  ck_assert_str_eq(g.name, "H200-SXM");
+  ck_assert_double_eq_tol(g.hbm_bw_measured_GBps, 4123, 1e-9);
+  ck_assert_double_eq_tol(g.launch_overhead_us, 2.25, 1e-9);
+  ck_assert_double_eq_tol(g.cta_fixed_us, 1.5, 1e-9);
+  ck_assert_double_eq_tol(g.bytes_in_flight_per_sm, 80.0 * 700.0, 1e-6);
+  char *text = av_test_read_file(path);
+  ck_assert_ptr_nonnull(strstr(text, "anvil profile (test)"));
+  free(text);
+
+  const av_costmodel_ops_t *ops = av_costmodel_find("profile");
+  av_params_t prm;
+  AV_CK_OK(av_params_init(&prm, ops->params, &err), &err);
+  char assign[400];
+  snprintf(assign, sizeof assign, "path=%s", out);
+  AV_CK_OK(av_params_set_text(&prm, assign, "test", &err), &err);
+  av_heads_t h = av_test_heads();
+  av_cost_env_t env = {.gpu = &g, .heads = &h};
+  av_costmodel_t *m = av_costmodel_create(ops, &prm, &env, &err);
+  ck_assert_msg(m != NULL, "%s", err.message);
+  av_cost_query_t q = {.n_q = 4, .rows = 16, .kv_tokens = 1024,
+                       .tile = t->tile, .output = AV_OUT_PARTIAL};
+  av_item_cost_t c;
+  av_costmodel_estimate(m, &q, &c);
+  ck_assert_double_eq_tol(c.time_us, 3.0 + 10.24, 1e-9);
+  av_costmodel_destroy(m);
+
+  /* another GPU's spec: the cost model refuses the profile */
+  av_gpu_t other;
+  AV_CK_OK(av_gpu_load("A100-80GB-SXM", NULL, &other, &err), &err);
+  env.gpu = &other;
+  av_error_clear(&err);
+  ck_assert_ptr_null(av_costmodel_create(ops, &prm, &env, &err));
+  ck_assert_int_eq(err.code, AV_ERR_MISMATCH);
+
+  /* a spec that cannot be read: no file is left behind */
+  char out2[300];
+  snprintf(out2, sizeof out2, "%s/B.json", dir);
+  av_error_clear(&err);
+  ck_assert_int_eq(av_profile_write(&p, out2, "/nonexistent/spec.json", &err), AV_ERR_IO);
+  FILE *f = fopen(out2, "r");
+  ck_assert_ptr_null(f);
+  av_profile_free(&p);
+  const char *files[] = {"H200-SXM.json", "H200-SXM.spec.json", "H200-SXM.details.json"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    ck_assert_int_eq(remove(path), 0);
+  }
+  rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("validate");
   TCase *tc = tcase_create("compare");
@@ -239,6 +400,12 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_device_no_match);
   tcase_add_test(tc, test_device_named_spec);
   tcase_add_test(tc, test_device_query_without_gpu);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("profile");
+  tcase_add_test(tc, test_profile_plans_are_exact);
+  tcase_add_test(tc, test_profile_max_resident);
+  tcase_add_test(tc, test_profile_fit_line);
+  tcase_add_test(tc, test_profile_files_round_trip);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -21,18 +21,6 @@ import torch
 import torch.nn.functional as F
 
 
-def levels_paths(B, L):
-    """Per request, the list of (level, node) on its path; requests at the last level."""
-    paths = []
-    n_last = B[-1]
-    for r in range(n_last):
-        p = []
-        for lvl in range(len(B)):
-            p.append((lvl, r * B[lvl] // n_last))
-        paths.append(p)
-    return paths
-
-
 def copy_bandwidth(nbytes=1 << 30, reps=20):
     a = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_(0, 255)
     b = torch.empty_like(a)

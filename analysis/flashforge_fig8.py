@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""FlashForge Figure 8 (ablation): predicted latency of no optimisation, prefix tree only,
+division only and both, on the balanced and the degenerate tree (FlashForge §6.2), one bar
+group per tree with each bar's speedup over 'none'. Reads the results of
+experiments/flashforge_fig8.json; prints the latencies and the overall speedup per tree."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import plt  # noqa: E402
+
+PROG = "flashforge_fig8.py"
+NONE = "none"
+
+
+def main():
+    args = common.parse_args("flashforge_fig8", __doc__)
+    doc = common.load(args.results_json, PROG)
+    common.require(doc, PROG, NONE)
+    labs = common.labels(doc)
+    t = common.table(doc)
+    keys = list(t)
+    fig, axes = plt.subplots(1, len(keys), figsize=(5 * len(keys), 4), squeeze=False)
+    parts = []
+    for ax, k in zip(axes[0], keys):
+        ms = [t[k][l]["predicted_us"] / 1e3 for l in labs]
+        bars = ax.bar(range(len(labs)), ms, color=[f"C{i}" for i in range(len(labs))])
+        for b, v in zip(bars, ms):
+            ax.text(b.get_x() + b.get_width() / 2, v, f"{v:.1f} ms\n{ms[0] / v:.1f}x",
+                    ha="center", va="bottom", fontsize=8)
+        ax.set_xticks(range(len(labs)))
+        ax.set_xticklabels(labs, rotation=15, fontsize=8)
+        ax.set_ylabel("predicted latency (ms)")
+        ax.set_ylim(0, max(ms) * 1.25)
+        ax.set_title(f"{k[1]} tree ({k[2]}/{k[3]} heads, {t[k][labs[0]]['requests']} requests)",
+                     fontsize=10)
+        ax.grid(True, axis="y", alpha=0.3)
+        parts.append(f"{k[1]}: " + ", ".join(f"{l} {v:.2f} ms" for l, v in zip(labs, ms)) +
+                     f" ({ms[0] / ms[-1]:.2f}x)")
+    fig.suptitle(f"FlashForge Fig. 8 reproduction ({common.footer(doc)})", fontsize=10)
+    common.save(fig, args.output)
+    print(f"{doc['experiment']}: " + "; ".join(parts) + f" -> {args.output}")
+
+
+if __name__ == "__main__":
+    main()

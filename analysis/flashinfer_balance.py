@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""FlashInfer load balancing (its Tables 6-7, at kernel level): speedup of streamk_balance
+(FlashInfer Alg. 1) over the same batches without balancing (one CTA per request) and over
+FlashDecoding split-K, against batch size, one panel per length distribution. Workload names
+are '<distribution> b=<batch>' (analysis/gen_experiments.py). Reads the results of
+experiments/flashinfer_balance.json; prints the mean and largest speedup per distribution."""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import plt  # noqa: E402
+
+PROG = "flashinfer_balance.py"
+LB = "w/ load balancing"
+
+
+def main():
+    args = common.parse_args("flashinfer_balance", __doc__)
+    doc = common.load(args.results_json, PROG)
+    common.require(doc, PROG, LB)
+    labs = [l for l in common.labels(doc) if l != LB]
+    t = common.table(doc)
+    dists = {}
+    for k in t:
+        m = re.fullmatch(r"(.*) b=(\d+)", k[1])
+        if not m:
+            sys.exit(f"{PROG}: workload '{k[1]}' is not named '<distribution> b=<batch>'")
+        dists.setdefault(m.group(1), []).append((int(m.group(2)), k))
+    fig, axes = plt.subplots(1, len(dists), figsize=(4.5 * len(dists), 3.8), squeeze=False)
+    parts = []
+    for ax, (dist, pts) in zip(axes[0], dists.items()):
+        pts.sort()
+        bs = [b for b, _ in pts]
+        for lab in labs:
+            ys = [t[k][lab]["predicted_us"] / t[k][LB]["predicted_us"] for _, k in pts]
+            ax.plot(bs, ys, "o-", label=f"{LB} over {lab}")
+            parts.append(f"{dist} vs {lab}: mean {common.mean(ys):.2f}x max {max(ys):.2f}x")
+        ax.axhline(1.0, color="k", lw=0.6)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(bs)
+        ax.set_xticklabels([str(b) for b in bs])
+        ax.set_xlabel("batch size")
+        ax.set_title(dist, fontsize=10)
+        ax.grid(True, alpha=0.3)
+    axes[0, 0].set_ylabel("speedup of load balancing")
+    axes[0, 0].legend(fontsize=7)
+    fig.suptitle(f"FlashInfer load-balancing ablation at kernel level ({common.footer(doc)}, "
+                 f"{t[next(iter(t))][LB]['hq']}/{t[next(iter(t))][LB]['hkv']} heads)", fontsize=10)
+    common.save(fig, args.output)
+    print(f"{doc['experiment']}: " + "; ".join(parts) + f" -> {args.output}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+/* `anvil profile` (issue 6 item 1): identifies the CUDA device, measures it with the
+ * profiler (validation/profile.h) and writes profiles/<gpu>.json (the `profile` cost model's
+ * table), profiles/<gpu>.spec.json (the GPU spec with measured figures, used by `anvil
+ * validate`) and profiles/<gpu>.details.json. Nothing is written unless every measurement
+ * succeeded. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "validation/device_id.h"
+#include "validation/profile.h"
+
+enum { OPT_QUICK = 256, OPT_RUNS };
+
+static const av_cli_opt_t k_opts[] = {
+    {"out", 'o', "FILE", "profile path (default profiles/<gpu>.json)"},
+    {"gpu-spec", 'g', "NAME", "GPU spec of this device when it is not recognised"},
+    {"quick", OPT_QUICK, NULL, "a 3-point KV grid (smoke test; not for committing)"},
+    {"runs", OPT_RUNS, "N", "traced runs per plan, median (default 3)"},
+    {"verbose", 'v', NULL, "progress on stderr"},
+    {"help", 'h', NULL, "show this help"},
+    {NULL, 0, NULL, NULL}};
+
+typedef struct popts {
+  const char *out, *gpu_spec;
+  int quick, verbose;
+  int64_t runs;
+} popts_t;
+
+static int parse_args(int argc, char **argv, popts_t *o, av_error_t *err) {
+  av_cli_parser_t ps;
+  av_cli_parser_init(&ps, argc, argv, k_opts);
+  const char *v;
+  int k;
+  o->runs = 3;
+  while ((k = av_cli_next(&ps, &v, err)) != -1) {
+    switch (k) {
+      case -2: return err->code;
+      case 0:
+        return av_error_set(err, AV_ERR_USAGE, "profile", v,
+                            "unexpected argument (usage: anvil profile [--out FILE])");
+      case 'o': o->out = v; break;
+      case 'g': o->gpu_spec = v; break;
+      case OPT_QUICK: o->quick = 1; break;
+      case OPT_RUNS:
+        if (av_cli_parse_int("profile", "--runs", v, 1, 101, &o->runs, err)) return err->code;
+        break;
+      case 'v': o->verbose = 1; break;
+      case 'h': return -1;
+    }
+  }
+  return AV_OK;
+}
+
+static void print_summary(const av_profile_t *p, const char *out) {
+  printf("%s on %s\n", p->gpu, p->device);
+  printf("  copy bandwidth   %8.0f GB/s (read + write)\n", p->copy_GBps);
+  printf("  launch overhead  %8.2f us per launch (R^2 %.3f)\n", p->launch_us, p->launch_r2);
+  printf("  lone CTA         %8.1f GB/s, fixed %.2f us (R^2 %.3f)\n", p->lone_GBps,
+         p->cta_fixed_us, p->lone_r2);
+  int differ = 0;
+  for (int i = 0; i < p->n; i++)
+    if (p->t[i].occ_measured != p->t[i].occ_predicted) {
+      if (!differ++) printf("  occupancy differs from sim/occupancy.c:\n");
+      printf("    %s m=%d n=%d d=%d %s: measured %d, predicted %d\n",
+             av_kernel_kind_name(p->t[i].tile.kind), p->t[i].tile.m_rows, p->t[i].tile.n_tokens,
+             p->t[i].head_dim, av_dtype_name(p->t[i].dtype), p->t[i].occ_measured,
+             p->t[i].occ_predicted);
+    }
+  if (!differ) printf("  occupancy: all %d variants as sim/occupancy.c predicts\n", p->n);
+  printf("profile: %s (+ .spec.json, .details.json), %d variants\n", out, p->n);
+}
+
+int av_cmd_profile(int argc, char **argv) {
+  av_error_t err;
+  av_error_clear(&err);
+  popts_t o = {0};
+  int rc = parse_args(argc, argv, &o, &err);
+  if (rc == -1) {
+    av_cli_print_help("profile [--out profiles/<gpu>.json] [--gpu-spec NAME]",
+                      "Measures this GPU: copy bandwidth, launch overhead, every kernel "
+                      "variant's\noccupancy, a lone CTA's rate, and per variant the single-CTA "
+                      "times C(n_q, n)\n(FlashForge 5.2). Writes the profile, a calibrated GPU "
+                      "spec and the raw details.\nNeeds a CUDA device. Method: docs/validation.md.",
+                      k_opts);
+    return 0;
+  }
+  if (rc) return av_cli_fail(&err);
+  av_device_desc_t d;
+  av_gpu_t g;
+  char note[512], out[1024], spec_path[1200];
+  av_profile_t p = {0};
+  av_variants_t *vs = NULL;
+  rc = av_device_query(&d, &err);
+  if (!rc) rc = av_device_pick_spec(&d, o.gpu_spec, NULL, &g, note, sizeof note, &err);
+  if (!rc && note[0]) fprintf(stderr, "anvil: note: %s\n", note);
+  if (!rc) {
+    vs = av_variants_load(NULL, &err);
+    if (!vs) rc = err.code ? err.code : AV_ERR_INTERNAL;
+  }
+  if (!rc) {
+    av_profile_opts_t po;
+    av_profile_opts_default(&po);
+    po.runs = (int)o.runs;
+    po.quick = o.quick;
+    po.verbose = o.verbose;
+    rc = av_profile_measure(&g, vs, &po, &p, &err);
+  }
+  if (!rc) {
+    snprintf(p.device, sizeof p.device, "%s", d.name);
+    size_t used = (size_t)snprintf(p.command, sizeof p.command, "anvil");
+    for (int i = 0; i < argc && used < sizeof p.command; i++)
+      used += (size_t)snprintf(p.command + used, sizeof p.command - used, " %s", argv[i]);
+    if (o.out)
+      snprintf(out, sizeof out, "%s", o.out);
+    else
+      snprintf(out, sizeof out, "profiles/%s.json", g.name);
+    snprintf(spec_path, sizeof spec_path, "%s/sim/gpus/%s.json", av_data_dir(), g.name);
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", out);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+      *slash = '\0';
+      rc = av_cli_mkdirs(dir, &err);
+    }
+    if (!rc) rc = av_profile_write(&p, out, spec_path, &err);
+  }
+  if (!rc) print_summary(&p, out);
+  av_profile_free(&p);
+  av_variants_destroy(vs);
+  return rc ? av_cli_fail(&err) : 0;
+}

@@ -1,0 +1,105 @@
+/* The profiler (`anvil profile`, issue 6 item 1): measures on the GPU what the simulator and
+ * the `profile` cost model take as given — device copy bandwidth, kernel launch overhead,
+ * each kernel variant's resident CTAs per SM, the rate and fixed cost of a lone CTA, and per
+ * variant FlashForge §5.2's table C(n_q, n) of single-CTA times — and writes
+ *   <out>.json         the profile, in the format costmodels/profile.c reads,
+ *   <out>.spec.json    the GPU spec with the measured figures (sim/gpus/ format),
+ *   <out>.details.json every raw measurement and fit, for the record.
+ * Host parts (workloads, plans, fits, files) work without a GPU and are unit-tested;
+ * av_profile_measure needs one (validation/profile_run.c). */
+#ifndef AV_PROFILE_H
+#define AV_PROFILE_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "sim/error.h"
+#include "sim/gpu.h"
+#include "sim/plan.h"
+#include "sim/variants.h"
+#include "sim/workload.h"
+
+#define AV_PROF_MAX_NQ 8
+#define AV_PROF_MAX_KV 12
+
+/* One variant's measurements. */
+typedef struct av_profile_table {
+  av_tile_t tile;
+  int head_dim;
+  av_dtype_t dtype;
+  int n_nq, n_kv;
+  int32_t nq[AV_PROF_MAX_NQ];            /* query rows (GQA group 1: rows = queries) */
+  int64_t kv[AV_PROF_MAX_KV];            /* KV tokens */
+  double time_us[AV_PROF_MAX_NQ][AV_PROF_MAX_KV]; /* C(nq[i], kv[j]): one CTA alone */
+  int occ_predicted;                     /* sim/occupancy.c from kernels/variants.json */
+  int occ_measured;                      /* most CTAs seen resident on one SM; -1 unmeasured */
+} av_profile_table_t;
+
+typedef struct av_profile {
+  char gpu[64];                          /* spec name, e.g. "H200-SXM" */
+  char device[256];                      /* the driver's name */
+  char command[512];
+  double copy_GBps;                      /* read + write bytes / s, median */
+  double launch_us, launch_r2;           /* per-launch time on one stream (slope) and fit */
+  double lone_GBps, cta_fixed_us, lone_r2; /* one CTA: KV bytes / slope, intercept, fit */
+  int n, cap;
+  av_profile_table_t *t;
+} av_profile_t;
+
+void av_profile_free(av_profile_t *p);
+/* Appends a zeroed table; NULL when out of memory. */
+av_profile_table_t *av_profile_add(av_profile_t *p);
+
+/* --- host helpers -------------------------------------------------------------------- */
+/* Measurement batch: one root per entry of kv (that many tokens), n_q requests ending at
+ * each root, one KV head and one query head (GQA group 1) of head_dim/dtype, so an item over
+ * one root has exactly n_q query rows. Caller owns. */
+av_workload_t *av_profile_workload(int32_t n_q, const int64_t *kv, int32_t n_roots,
+                                   int head_dim, av_dtype_t dtype, av_error_t *err);
+/* A plan for that batch with `tile`: one item per root (all its queries, the whole root;
+ * FINAL output for decode tiles, partial states otherwise; persistent tiles as a one-CTA
+ * persistent grid per item). serial: one launch per item, all on stream 0 (every CTA runs
+ * alone); else one launch for all items (a persistent tile gets one CTA per item). Finalized
+ * and checked. Caller owns. */
+av_plan_t *av_profile_plan(const av_workload_t *w, const av_tile_t *tile, int serial,
+                           av_error_t *err);
+/* The most CTAs resident at once on one SM in a measured trace ({"ctas": [{"sm",
+ * "start_us", "end_us"}, ...]}, the executor's format); ends are exclusive. */
+int av_profile_max_resident(const json_t *trace, int *out, av_error_t *err);
+/* Least-squares line y = c0 + c1 x (GSL gsl_fit_linear) and its R^2. n >= 2. */
+int av_profile_fit_line(const double *x, const double *y, int n, double *c0, double *c1,
+                        double *r2, av_error_t *err);
+
+/* --- files --------------------------------------------------------------------------- */
+/* The profile document (docs/schedulers.md "The profile file"). Caller owns. */
+json_t *av_profile_to_json(const av_profile_t *p);
+/* Every measurement, fit and occupancy comparison. Caller owns. */
+json_t *av_profile_details_json(const av_profile_t *p);
+/* spec (a sim/gpus/<name>.json document) with the measured figures of p and their sources:
+ * hbm_bw_measured_GBps, launch_overhead_us, cta_fixed_us, bytes_in_flight_per_sm (lone-CTA
+ * rate x the spec's latency: Little's law, as the engine uses it). Caller owns. */
+json_t *av_profile_calibrate_spec(const json_t *spec, const av_profile_t *p, const char *date);
+/* Writes <base>.json, <base>.spec.json and <base>.details.json (base: out path without
+ * ".json"); the spec is calibrated from spec_path. All three or none. */
+int av_profile_write(const av_profile_t *p, const char *out_path, const char *spec_path,
+                     av_error_t *err);
+/* Loads a calibrated spec (<base>.spec.json); its name is the GPU's ("H200-SXM"), not the
+ * file stem, so the profile cost model and replays accept it as that GPU. */
+int av_profile_load_spec(const char *path, av_gpu_t *out, av_error_t *err);
+
+/* --- measuring (needs a GPU) --------------------------------------------------------- */
+typedef struct av_profile_opts {
+  int head_dims[2], n_head_dims;         /* default {128, 64} */
+  int dtypes[2], n_dtypes;               /* default {fp16, bf16} */
+  int runs;                              /* traced runs per plan (median; default 3) */
+  int quick;                             /* fewer grid points (tests, smoke runs) */
+  int verbose;                           /* progress lines on stderr */
+} av_profile_opts_t;
+void av_profile_opts_default(av_profile_opts_t *o);
+
+/* Measures everything on CUDA device 0 for GPU spec `gpu` (already matched to the device)
+ * and the compiled variants of its architecture. */
+int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
+                       const av_profile_opts_t *o, av_profile_t *out, av_error_t *err);
+
+#endif

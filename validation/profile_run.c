@@ -1,0 +1,264 @@
+/* The profiler's measuring loop (validation/profile.h, av_profile_measure): everything runs
+ * through the GPU executor's public API (validation/executor.h), so the profile times the
+ * same kernels, launch path and paged KV cache that `anvil exec` and `anvil validate` time.
+ * Single-CTA times come from the executor's per-CTA trace (%globaltimer), not from CUDA
+ * events around a launch, so launch latency is not folded into C(n_q, n). The L2 is flushed
+ * before every traced run by a device copy of twice its size: FlashForge's table is about KV
+ * read from HBM. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/occupancy.h"
+#include "validation/executor.h"
+#include "validation/profile.h"
+
+#define SRC "profile"
+
+void av_profile_opts_default(av_profile_opts_t *o) {
+  memset(o, 0, sizeof *o);
+  o->head_dims[0] = 128;
+  o->head_dims[1] = 64;
+  o->n_head_dims = 2;
+  o->dtypes[0] = AV_DTYPE_FP16;
+  o->dtypes[1] = AV_DTYPE_BF16;
+  o->n_dtypes = 2;
+  o->runs = 3;
+}
+
+static const int64_t k_kv_full[] = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384};
+static const int64_t k_kv_quick[] = {64, 1024, 16384};
+static const int32_t k_nq[] = {1, 2, 4, 8, 16, 32, 64};
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Evicts the L2 (a copy of twice its size) so the next run reads KV from HBM. */
+static int flush_l2(const av_gpu_t *g, av_error_t *err) {
+  double gbps;
+  return av_exec_copy_bandwidth((size_t)(2 * (g->l2_bytes > 0 ? g->l2_bytes : 64e6)), 1, &gbps,
+                                err);
+}
+
+/* One traced run of p on b; dur[item] = the item's CTA duration (KV head 0). */
+static int traced_run(av_exec_batch_t *b, const av_gpu_t *g, const av_plan_t *p, double *dur,
+                      av_exec_result_t *keep, av_error_t *err) {
+  av_exec_opts_t o;
+  av_exec_opts_default(&o);
+  o.verify = 0;
+  o.trace = 1;
+  o.repeats = 0;
+  o.warmup = 0;
+  av_exec_result_t r;
+  int rc = flush_l2(g, err);
+  if (!rc) rc = av_exec_batch_run(b, p, &o, &r, err);
+  if (rc) return rc;
+  const json_t *ctas = json_object_get(r.trace, "ctas");
+  for (size_t i = 0; i < json_array_size(ctas); i++) {
+    const json_t *c = json_array_get(ctas, i);
+    json_int_t item = json_integer_value(json_object_get(c, "item"));
+    if (json_integer_value(json_object_get(c, "head")) != 0 || item < 0 || item >= p->n_items)
+      continue;
+    dur[item] = json_number_value(json_object_get(c, "end_us")) -
+                json_number_value(json_object_get(c, "start_us"));
+  }
+  if (keep)
+    *keep = r;
+  else
+    av_exec_result_free(&r);
+  return AV_OK;
+}
+
+/* Launch overhead: a plan of k one-CTA launches on one stream (k = 1..32), timed with CUDA
+ * events; the slope of time over k is what each further launch costs. */
+static int measure_launch(const av_gpu_t *g, const av_variants_t *vs, av_profile_t *out,
+                          av_error_t *err) {
+  av_tile_t tile;
+  if (av_variants_tiles(vs, AV_KERNEL_DECODE, 128, AV_DTYPE_FP16, g->sm_arch, &tile, 1) < 1)
+    return av_error_set(err, AV_ERR_UNSUPPORTED, SRC, NULL,
+                        "no decode variant (d 128, fp16) for sm_%d in kernels/variants.json",
+                        g->sm_arch);
+  double x[6], y[6];
+  int64_t kv[32];
+  for (int i = 0; i < 32; i++) kv[i] = 16;
+  int rc = AV_OK, n = 0;
+  for (int k = 1; k <= 32 && !rc; k *= 2, n++) {
+    av_workload_t *w = av_profile_workload(1, kv, k, 128, AV_DTYPE_FP16, err);
+    av_plan_t *p = w ? av_profile_plan(w, &tile, 1, err) : NULL;
+    av_exec_batch_t *b = p ? av_exec_batch_create(w, 7, 1, err) : NULL;
+    av_exec_opts_t o;
+    av_exec_opts_default(&o);
+    o.verify = 0;
+    av_exec_result_t r;
+    rc = b ? av_exec_batch_run(b, p, &o, &r, err) : (err && err->code ? err->code : AV_ERR_INTERNAL);
+    if (!rc) {
+      x[n] = k;
+      y[n] = r.median_us;
+      av_exec_result_free(&r);
+    }
+    av_exec_batch_destroy(b);
+    av_plan_destroy(p);
+    av_workload_destroy(w);
+  }
+  double c0;
+  return rc ? rc : av_profile_fit_line(x, y, n, &c0, &out->launch_us, &out->launch_r2, err);
+}
+
+/* Tables (empty grids) for every compiled variant of (d, dtype) on g's architecture, with
+ * the predicted occupancy. */
+static int add_tables(const av_gpu_t *g, const av_variants_t *vs, int d, av_dtype_t dt,
+                      const int64_t *kv, int n_kv, av_profile_t *out, av_error_t *err) {
+  static const av_kernel_kind_t kinds[] = {AV_KERNEL_PARTIAL, AV_KERNEL_PERSISTENT,
+                                           AV_KERNEL_DECODE};
+  for (int k = 0; k < 3; k++) {
+    av_tile_t tiles[64];
+    int nt = av_variants_tiles(vs, kinds[k], d, dt, g->sm_arch, tiles, 64);
+    for (int i = 0; i < nt; i++) {
+      av_profile_table_t *t = av_profile_add(out);
+      if (!t) return av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory");
+      t->tile = tiles[i];
+      t->head_dim = d;
+      t->dtype = dt;
+      for (int q = 0; q < (int)(sizeof k_nq / sizeof k_nq[0]); q++)
+        if (k_nq[q] <= tiles[i].m_rows) t->nq[t->n_nq++] = k_nq[q];
+      t->n_kv = n_kv;
+      memcpy(t->kv, kv, sizeof(int64_t) * (size_t)n_kv);
+      const av_variant_t *v = av_variants_find(vs, &tiles[i], d, dt, g->sm_arch);
+      av_occupancy_t occ;
+      av_occupancy(g, v->threads, v->regs_per_thread, v->smem_bytes, &occ);
+      t->occ_predicted = occ.ctas_per_sm;
+    }
+  }
+  return AV_OK;
+}
+
+/* C(n_q, n) of every table of (d, dt) from `first` on: per n_q one batch (a root per n),
+ * per variant one serial plan, `runs` traced runs, median per grid point. */
+static int measure_grid(const av_gpu_t *g, const av_profile_opts_t *o, av_profile_t *out,
+                        int first, av_error_t *err) {
+  const av_profile_table_t *t0 = &out->t[first];
+  int rc = AV_OK;
+  int runs = o->runs > 0 ? o->runs : 1;
+  double *dur = malloc(sizeof(double) * AV_PROF_MAX_KV * (size_t)runs), one[AV_PROF_MAX_KV];
+  if (!dur) return av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory");
+  for (int q = 0; q < (int)(sizeof k_nq / sizeof k_nq[0]) && !rc; q++) {
+    av_workload_t *w = av_profile_workload(k_nq[q], t0->kv, t0->n_kv, t0->head_dim, t0->dtype,
+                                           err);
+    av_exec_batch_t *b = w ? av_exec_batch_create(w, 11, 1, err) : NULL;
+    if (!b) rc = err && err->code ? err->code : AV_ERR_INTERNAL;
+    for (int i = first; i < out->n && !rc; i++) {
+      av_profile_table_t *t = &out->t[i];
+      int row = -1;
+      for (int r = 0; r < t->n_nq; r++)
+        if (t->nq[r] == k_nq[q]) row = r;
+      if (row < 0) continue;
+      av_plan_t *p = av_profile_plan(w, &t->tile, 1, err);
+      if (!p) rc = err && err->code ? err->code : AV_ERR_INTERNAL;
+      for (int r = 0; r < runs && !rc; r++) {
+        for (int j = 0; j < t->n_kv; j++) one[j] = NAN;
+        rc = traced_run(b, g, p, one, NULL, err);
+        for (int j = 0; j < t->n_kv && !rc; j++) dur[j * runs + r] = one[j];
+      }
+      for (int j = 0; j < t->n_kv && !rc; j++) t->time_us[row][j] = median(&dur[j * runs], runs);
+      av_plan_destroy(p);
+      if (!rc && o->verbose)
+        fprintf(stderr, "profile: %s m=%d n=%d d=%d %s rows=%d: C(n=%lld) = %.2f us\n",
+                av_kernel_kind_name(t->tile.kind), t->tile.m_rows, t->tile.n_tokens,
+                t->head_dim, av_dtype_name(t->dtype), k_nq[q], (long long)t->kv[t->n_kv - 1],
+                t->time_us[row][t->n_kv - 1]);
+    }
+    av_exec_batch_destroy(b);
+    av_workload_destroy(w);
+  }
+  free(dur);
+  return rc;
+}
+
+/* Resident CTAs per SM, observed: one launch of sm_count x (predicted + 2) CTAs long
+ * enough to overlap, and the most that ran at once on one SM. */
+static int measure_occupancy(const av_gpu_t *g, av_profile_t *out, int first,
+                             av_error_t *err) {
+  int most = 1;
+  for (int i = first; i < out->n; i++)
+    if (out->t[i].occ_predicted > most) most = out->t[i].occ_predicted;
+  int32_t roots = g->sm_count * (most + 2);
+  int64_t *kv = malloc(sizeof(int64_t) * (size_t)roots);
+  if (!kv) return av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory");
+  for (int32_t r = 0; r < roots; r++) kv[r] = 2048;
+  av_workload_t *w = av_profile_workload(1, kv, roots, out->t[first].head_dim,
+                                         out->t[first].dtype, err);
+  free(kv);
+  av_exec_batch_t *b = w ? av_exec_batch_create(w, 13, 1, err) : NULL;
+  int rc = b ? AV_OK : (err && err->code ? err->code : AV_ERR_INTERNAL);
+  double *dur = malloc(sizeof(double) * (size_t)roots);
+  if (!rc && !dur) rc = av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory");
+  for (int i = first; i < out->n && !rc; i++) {
+    av_plan_t *p = av_profile_plan(w, &out->t[i].tile, 0, err);
+    av_exec_result_t r;
+    rc = p ? traced_run(b, g, p, dur, &r, err) : (err && err->code ? err->code : AV_ERR_INTERNAL);
+    if (!rc) {
+      rc = av_profile_max_resident(r.trace, &out->t[i].occ_measured, err);
+      av_exec_result_free(&r);
+    }
+    av_plan_destroy(p);
+  }
+  free(dur);
+  av_exec_batch_destroy(b);
+  av_workload_destroy(w);
+  return rc;
+}
+
+/* The lone CTA's streaming rate and fixed cost: a line through C(1, n) of the first table
+ * (the d 128 fp16 partial tile with the smallest m and n), over n >= 256, in KV bytes. */
+static int fit_lone_cta(av_profile_t *out, av_error_t *err) {
+  const av_profile_table_t *t = &out->t[0];
+  double x[AV_PROF_MAX_KV], y[AV_PROF_MAX_KV], c0, c1;
+  int n = 0;
+  double token_bytes = 2.0 * t->head_dim * av_dtype_bytes(t->dtype);
+  for (int j = 0; j < t->n_kv; j++)
+    if (t->kv[j] >= 256 || t->n_kv <= 3) {
+      x[n] = (double)t->kv[j] * token_bytes;
+      y[n++] = t->time_us[0][j];
+    }
+  int rc = av_profile_fit_line(x, y, n, &c0, &c1, &out->lone_r2, err);
+  if (rc) return rc;
+  if (!(c1 > 0))
+    return av_error_set(err, AV_ERR_RANGE, SRC, NULL,
+                        "a lone CTA's time does not grow with its KV (slope %g us/byte): the "
+                        "trace timer is too coarse or the runs too noisy", c1);
+  out->lone_GBps = 1e-3 / c1; /* bytes per us -> GB/s */
+  out->cta_fixed_us = c0;
+  return AV_OK;
+}
+
+int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
+                       const av_profile_opts_t *o, av_profile_t *out, av_error_t *err) {
+  int rc = av_exec_available(err);
+  if (rc) return rc;
+  snprintf(out->gpu, sizeof out->gpu, "%s", gpu->name);
+  rc = av_exec_copy_bandwidth((size_t)1 << 30, 20, &out->copy_GBps, err);
+  if (!rc) rc = measure_launch(gpu, vs, out, err);
+  const int64_t *kv = o->quick ? k_kv_quick : k_kv_full;
+  int n_kv = o->quick ? 3 : (int)(sizeof k_kv_full / sizeof k_kv_full[0]);
+  for (int a = 0; a < o->n_head_dims && !rc; a++)
+    for (int b = 0; b < o->n_dtypes && !rc; b++) {
+      int first = out->n;
+      rc = add_tables(gpu, vs, o->head_dims[a], (av_dtype_t)o->dtypes[b], kv, n_kv, out, err);
+      if (!rc && out->n == first) continue;
+      if (!rc) rc = measure_grid(gpu, o, out, first, err);
+      if (!rc) rc = measure_occupancy(gpu, out, first, err);
+    }
+  if (!rc && out->n == 0)
+    rc = av_error_set(err, AV_ERR_UNSUPPORTED, SRC, NULL,
+                      "no compiled variant for sm_%d in kernels/variants.json", gpu->sm_arch);
+  if (!rc) rc = fit_lone_cta(out, err);
+  return rc;
+}
