@@ -264,6 +264,19 @@ STUDIES = {
 }
 
 
+def dumps(exp):
+    """The experiment as JSON with one top-level key per line and one workload or scheduler
+    per line: readable in a diff, and small even with explicit batches."""
+    lines = []
+    for key, val in exp.items():
+        if isinstance(val, list) and val and isinstance(val[0], dict):
+            inner = ",\n  ".join(json.dumps(v) for v in val)
+            lines.append(f" {json.dumps(key)}: [\n  {inner}\n ]")
+        else:
+            lines.append(f" {json.dumps(key)}: {json.dumps(val)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -277,8 +290,7 @@ def main():
         path = os.path.join(args.out, f"{name}.json")
         tmp = path + ".tmp"
         with open(tmp, "w") as f:
-            json.dump(STUDIES[name](), f, indent=1)
-            f.write("\n")
+            f.write(dumps(STUDIES[name]()))
         os.replace(tmp, path)
         print(os.path.relpath(path))
 

@@ -44,7 +44,7 @@ def main():
         return s
 
     xs = range(len(batches))
-    fig, ax = plt.subplots(figsize=(max(8, 0.45 * len(batches) + 2), 4.8))
+    fig, ax = plt.subplots(figsize=(max(8, 0.45 * len(batches) + 4), 4.8))
     floor = {}
     for r in rows:
         floor[(r["gpu"], r["workload"], r["hq"], r["hkv"])] = r["floor_us"]
@@ -54,7 +54,9 @@ def main():
     for i, s in enumerate(scheds):
         pts = {(r["gpu"], r["workload"], r["hq"], r["hkv"]): r["predicted_us"]
                for r in rows if r["scheduler"] == s}
-        ax.plot([x for x, b in zip(xs, batches) if b in pts],
+        # Dodge schedulers sideways so equal predictions stay visible.
+        dx = (i - (len(scheds) - 1) / 2) * min(0.6 / max(len(scheds), 1), 0.15)
+        ax.plot([x + dx for x, b in zip(xs, batches) if b in pts],
                 [pts[b] for b in batches if b in pts],
                 markers[i % len(markers)], linestyle="none", label=f"{s} (predicted)")
     ax.set_yscale("log")
@@ -65,7 +67,7 @@ def main():
     ax.set_title(f"{doc['experiment']}: predicted decode-attention time vs floor "
                  f"({gpus}, sim={doc.get('sim')})", fontsize=10)
     ax.grid(True, which="both", axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     out = args.output or os.path.join(os.path.dirname(os.path.abspath(args.results)),
                                       f"{doc['experiment']}.png")

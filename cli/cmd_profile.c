@@ -18,7 +18,7 @@ static const av_cli_opt_t k_opts[] = {
     {"out", 'o', "FILE", "profile path (default profiles/<gpu>.json)"},
     {"gpu-spec", 'g', "NAME", "GPU spec of this device when it is not recognised"},
     {"quick", OPT_QUICK, NULL, "a 3-point KV grid (smoke test; not for committing)"},
-    {"runs", OPT_RUNS, "N", "traced runs per plan, median (default 3)"},
+    {"runs", OPT_RUNS, "N", "traced runs per plan, averaged (default 5)"},
     {"verbose", 'v', NULL, "progress on stderr"},
     {"help", 'h', NULL, "show this help"},
     {NULL, 0, NULL, NULL}};
@@ -34,7 +34,7 @@ static int parse_args(int argc, char **argv, popts_t *o, av_error_t *err) {
   av_cli_parser_init(&ps, argc, argv, k_opts);
   const char *v;
   int k;
-  o->runs = 3;
+  o->runs = 5;
   while ((k = av_cli_next(&ps, &v, err)) != -1) {
     switch (k) {
       case -2: return err->code;

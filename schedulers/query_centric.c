@@ -72,6 +72,12 @@ static int64_t heuristic_chunk(const av_sched_ctx_t *ctx, const av_params_t *par
   return (n_blocks + s - 1) / s * block_n;
 }
 
+/* Pieces of a request of len tokens: runs of `chunk` tokens (heuristic), else `fixed` even
+ * cuts, at most one per token. */
+static int64_t request_pieces(int64_t len, int64_t chunk, int64_t fixed) {
+  return chunk > 0 ? (len + chunk - 1) / chunk : fixed < len ? fixed : len;
+}
+
 static int qc_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_plan_t **out,
                    av_error_t *err) {
   const av_workload_t *w = ctx->workload;
@@ -98,10 +104,23 @@ static int qc_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_plan
     rc = AV_ERR_NOMEM;
     goto done;
   }
+  /* Size the plan first: a piece covers at least one node, a cut adds at most one segment,
+   * so a request of nn nodes in k pieces has at most k + nn - 1 segments. Building without
+   * regrowth keeps large batches from copying their arrays into fresh pages. */
+  int64_t n_items = 0, n_segs = 0;
+  for (int32_t r = 0; r < w->n_requests; r++) {
+    int64_t k = request_pieces(w->request_kv_tokens[r], chunk, fixed);
+    n_items += k;
+    if (k > 0) n_segs += k + av_sched_path(w, r, NULL, 0) - 1; /* a hint: items still grow */
+  }
+  if (av_plan_reserve(p, n_items, n_items, n_segs)) {
+    rc = av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory planning query_centric");
+    goto done;
+  }
   for (int32_t r = 0; r < w->n_requests && !rc; r++) {
     int32_t nn = av_sched_path(w, r, nodes, depth);
     int64_t len = w->request_kv_tokens[r];
-    int64_t pieces = chunk > 0 ? (len + chunk - 1) / chunk : fixed < len ? fixed : len;
+    int64_t pieces = request_pieces(len, chunk, fixed);
     av_output_t o = pieces > 1 ? AV_OUT_PARTIAL : AV_OUT_FINAL;
     for (int64_t i = 0; i < pieces; i++) {
       /* heuristic: runs of `chunk` tokens; fixed: even cuts i·len/pieces */

@@ -48,6 +48,28 @@ static int grow(void **arr, int32_t *cap, int32_t n, int64_t extra, size_t elem)
   return 0;
 }
 
+/* Exact capacities (no doubling slack): the caller says what it will add. */
+static int reserve(void **arr, int32_t *cap, int32_t n, int64_t extra, size_t elem) {
+  int64_t need = (int64_t)n + extra;
+  if (extra < 0 || need > INT32_MAX) return -1;
+  if (need <= *cap) return 0;
+  void *a = realloc(*arr, (size_t)(need ? need : 1) * elem);
+  if (!a) return -1;
+  *arr = a;
+  *cap = (int32_t)need;
+  return 0;
+}
+
+int av_plan_reserve(av_plan_t *p, int64_t items, int64_t item_queries, int64_t segments) {
+  if (reserve((void **)&p->items, &p->cap_items, p->n_items, items, sizeof *p->items) ||
+      reserve((void **)&p->item_queries, &p->cap_item_queries, p->n_item_queries,
+              item_queries, sizeof *p->item_queries) ||
+      reserve((void **)&p->segments, &p->cap_segments, p->n_segments, segments,
+              sizeof *p->segments))
+    return -1;
+  return 0;
+}
+
 int32_t av_plan_add_launch(av_plan_t *p, int32_t stream, const av_tile_t *tile,
                            int32_t persistent_ctas) {
   if (grow((void **)&p->launches, &p->cap_launches, p->n_launches, 1, sizeof *p->launches))

@@ -76,6 +76,10 @@ int32_t av_plan_add_launch(av_plan_t *p, int32_t stream, const av_tile_t *tile,
 int32_t av_plan_add_item(av_plan_t *p, int32_t launch, const int32_t *queries, int32_t n_q,
                          const av_segment_t *segs, int32_t n_seg, av_output_t output,
                          int32_t cta, int32_t order);
+/* Optional: makes room for `items` more items carrying `item_queries` queries and `segments`
+ * segments in all, so a scheduler that knows its plan's size builds it without regrowing
+ * (each regrowth copies the arrays into fresh memory). Returns 0 or -1 (out of memory). */
+int av_plan_reserve(av_plan_t *p, int64_t items, int64_t item_queries, int64_t segments);
 /* Computes derived fields: per-launch item counts, slot owners, and (unless set explicitly)
  * each request's merge list in slot order, which is item order: deterministic. */
 int av_plan_finalize(av_plan_t *p, av_error_t *err);

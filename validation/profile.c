@@ -187,7 +187,7 @@ json_t *av_profile_to_json(const av_profile_t *p) {
   for (int i = 0; i < p->n; i++) json_array_append_new(vs, table_json(&p->t[i]));
   char notes[512];
   snprintf(notes, sizeof notes,
-           "measured on %s: single-CTA times (one CTA alone on the GPU, L2 flushed, median "
+           "measured on %s: single-CTA times (one CTA alone on the GPU, L2 flushed, mean "
            "of traced runs, %%globaltimer) with GQA group 1 (rows = queries); copy %.0f GB/s, "
            "launch %.2f us, lone CTA %.1f GB/s + %.2f us; see the .details.json file",
            p->device, p->copy_GBps, p->launch_us, p->lone_GBps, p->cta_fixed_us);

@@ -91,7 +91,7 @@ int av_profile_load_spec(const char *path, av_gpu_t *out, av_error_t *err);
 typedef struct av_profile_opts {
   int head_dims[2], n_head_dims;         /* default {128, 64} */
   int dtypes[2], n_dtypes;               /* default {fp16, bf16} */
-  int runs;                              /* traced runs per plan (median; default 3) */
+  int runs;                              /* traced runs per plan (mean; default 5) */
   int quick;                             /* fewer grid points (tests, smoke runs) */
   int verbose;                           /* progress lines on stderr */
 } av_profile_opts_t;

@@ -24,21 +24,20 @@ void av_profile_opts_default(av_profile_opts_t *o) {
   o->dtypes[0] = AV_DTYPE_FP16;
   o->dtypes[1] = AV_DTYPE_BF16;
   o->n_dtypes = 2;
-  o->runs = 3;
+  o->runs = 5;
 }
 
 static const int64_t k_kv_full[] = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384};
 static const int64_t k_kv_quick[] = {64, 1024, 16384};
 static const int32_t k_nq[] = {1, 2, 4, 8, 16, 32, 64};
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+/* The mean, not the median, of the runs: %globaltimer ticks coarsely (the device notes warn of
+ * it), and averaging runs whose start falls at random within a tick recovers
+ * sub-tick durations where a median would keep the quantisation. */
+static double mean(const double *v, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += v[i];
+  return s / n;
 }
 
 /* Evicts the L2 (a copy of twice its size) so the next run reads KV from HBM. */
@@ -141,7 +140,7 @@ static int add_tables(const av_gpu_t *g, const av_variants_t *vs, int d, av_dtyp
 }
 
 /* C(n_q, n) of every table of (d, dt) from `first` on: per n_q one batch (a root per n),
- * per variant one serial plan, `runs` traced runs, median per grid point. */
+ * per variant one serial plan, `runs` traced runs, mean per grid point. */
 static int measure_grid(const av_gpu_t *g, const av_profile_opts_t *o, av_profile_t *out,
                         int first, av_error_t *err) {
   const av_profile_table_t *t0 = &out->t[first];
@@ -167,7 +166,7 @@ static int measure_grid(const av_gpu_t *g, const av_profile_opts_t *o, av_profil
         rc = traced_run(b, g, p, one, NULL, err);
         for (int j = 0; j < t->n_kv && !rc; j++) dur[j * runs + r] = one[j];
       }
-      for (int j = 0; j < t->n_kv && !rc; j++) t->time_us[row][j] = median(&dur[j * runs], runs);
+      for (int j = 0; j < t->n_kv && !rc; j++) t->time_us[row][j] = mean(&dur[j * runs], runs);
       av_plan_destroy(p);
       if (!rc && o->verbose)
         fprintf(stderr, "profile: %s m=%d n=%d d=%d %s rows=%d: C(n=%lld) = %.2f us\n",

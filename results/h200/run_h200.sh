@@ -22,7 +22,7 @@ if [[ $S == *correct* ]]; then
       -o $OUT/correct_$t.json > $L/correct_$t.log 2>&1 &
   done
   wait
-  tail -2 $L/correct_fp16.log $L/correct_bf16.log
+  tail -n 2 $L/correct_fp16.log $L/correct_bf16.log
   grep -h FAIL $L/correct_*.log | head -20
 fi
 if [[ $S == *speed* ]]; then
@@ -30,6 +30,9 @@ if [[ $S == *speed* ]]; then
   timeout 150 $A exec results/h200/exec_speed.json --copy-bw --repeats 20 --trace $L/traces \
     -o $OUT/speed.json --csv $OUT/speed.csv > $L/speed.log 2>&1; echo "speed rc=$?" | tee -a $L/run.log
   tail -3 $L/speed.log
+  python3 results/h200/trace_summary.py $L/traces > $OUT/trace_summary.csv
+  tar czf $OUT/traces_sel.tgz -C $L/traces $(cd $L/traces && ls | grep -E '^(prefix16k|pat-3__)')
+  rm -rf $L/traces
 fi
 if [[ $S == *sdpa* ]]; then
   timeout 120 python3 validation/peer_sdpa.py --trees experiments/workloads/pat_kernel_trees.json \
