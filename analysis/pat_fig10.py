@@ -2,7 +2,8 @@
 """PAT Figure 10 (kernel comparison): normalised performance (latency of profit_pack /
 latency of the scheduler; higher is better, PAT = 1) per tree, one panel per head
 configuration, as the paper draws it. Reads the results of experiments/pat_fig10_a100.json
-or experiments/pat_fig10_h200.json. Prints one summary line: PAT's mean latency reduction
+or experiments/pat_fig10_h200.json (analysis/pat_fig10_a100.py and pat_fig10_h200.py are
+this script with their study's default results directory). Prints one summary line: PAT's mean latency reduction
 over each baseline on the trees with shared prefixes (1-18), its largest speedup, and the
 same on the no-prefix trees 19-20 (the paper's metrics, PAT §8.3)."""
 import os
@@ -44,8 +45,8 @@ def stats(t, labs):
     return out
 
 
-def main():
-    args = common.parse_args("pat_fig10", __doc__)
+def main(study="pat_fig10"):
+    args = common.parse_args(study, __doc__)
     doc = common.load(args.results_json, PROG)
     common.require(doc, PROG, PAT)
     labs = common.labels(doc)

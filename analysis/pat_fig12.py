@@ -46,7 +46,7 @@ def main():
                fontsize=7)
     b.set_ylabel("mean global memory R+W (MB)")
     b.set_title("(b) global memory read and write size", fontsize=10)
-    b.legend(fontsize=8)
+    b.legend(fontsize=8, loc="lower left")
     for ax in (a, b):
         ax.set_xticks(list(xs))
         ax.set_xticklabels(labs, rotation=20, fontsize=8)

@@ -9,6 +9,7 @@ bytes next to its predicted time). Column names are those of results.csv
 """
 import argparse
 import os
+import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -24,6 +25,8 @@ def fmt(v):
 
 
 def main():
+    # `rows.py ... | head` should stop quietly, not with a BrokenPipeError trace.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", help="results directory or results.json of `anvil run`")

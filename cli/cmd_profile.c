@@ -60,6 +60,8 @@ static void print_summary(const av_profile_t *p, const char *out) {
   printf("  launch overhead  %8.2f us per launch (R^2 %.3f)\n", p->launch_us, p->launch_r2);
   printf("  lone CTA         %8.1f GB/s, fixed %.2f us (R^2 %.3f)\n", p->lone_GBps,
          p->cta_fixed_us, p->lone_r2);
+  if (p->tensor_tflops > 0)
+    printf("  mma rate         %8.1f TFLOP/s (one CTA per SM, x SMs)\n", p->tensor_tflops);
   int differ = 0;
   for (int i = 0; i < p->n; i++)
     if (p->t[i].occ_measured != p->t[i].occ_predicted) {

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "costmodels/costmodel.h"
 #include "sim/json_util.h"
+#include "sim/occupancy.h"
 #include "sim/sim.h"
 #include "validation/profile.h"
 
@@ -76,8 +77,9 @@ static int parse_args(int argc, char **argv, topts_t *o, av_error_t *err) {
 }
 
 /* The partial tile the table is about, compiled for arch. */
-static int pick_tile(const topts_t *o, const av_variants_t *vs, int arch, av_tile_t *t,
+static int pick_tile(const topts_t *o, const av_variants_t *vs, const av_gpu_t *g, av_tile_t *t,
                      av_error_t *err) {
+  const int arch = g->sm_arch;
   av_tile_t tiles[64];
   int n = av_variants_tiles(vs, AV_KERNEL_PARTIAL, (int)o->head_dim, AV_DTYPE_FP16, arch,
                             tiles, 64);
@@ -87,6 +89,11 @@ static int pick_tile(const topts_t *o, const av_variants_t *vs, int arch, av_til
   for (int i = 0; i < n; i++) {
     if (tiles[i].m_rows < k_rows[NR - 1]) continue;
     if (o->m && (tiles[i].m_rows != o->m || tiles[i].n_tokens != o->n)) continue;
+    /* a tile compiled for the architecture may still not fit this GPU's shared memory */
+    const av_variant_t *v = av_variants_find(vs, &tiles[i], (int)o->head_dim, AV_DTYPE_FP16, arch);
+    av_occupancy_t occ;
+    av_occupancy(g, v->threads, v->regs_per_thread, v->smem_bytes, &occ);
+    if (occ.ctas_per_sm < 1) continue;
     if (best < 0 || tiles[i].m_rows < tiles[best].m_rows ||
         (tiles[i].m_rows == tiles[best].m_rows && tiles[i].n_tokens == 64))
       best = i;
@@ -96,8 +103,8 @@ static int pick_tile(const topts_t *o, const av_variants_t *vs, int arch, av_til
     return AV_OK;
   }
   return av_error_set(err, AV_ERR_UNSUPPORTED, "table2", "--tile",
-                      "no compiled partial tile %dx%d (d %d, fp16) for sm_%d with m >= %d",
-                      o->m, o->n, (int)o->head_dim, arch, k_rows[NR - 1]);
+                      "no compiled partial tile %dx%d (d %d, fp16) for sm_%d with m >= %d that fits %s",
+                      o->m, o->n, (int)o->head_dim, arch, k_rows[NR - 1], g->name);
 }
 
 /* One CTA alone: its duration on the simulated timeline. */
@@ -141,7 +148,7 @@ static int predicted_table(const topts_t *o, const av_variants_t *vs, const char
   av_gpu_t g;
   av_tile_t tile;
   int rc = av_cli_load_gpu("table2", name, &g, err);
-  if (!rc) rc = pick_tile(o, vs, g.sm_arch, &tile, err);
+  if (!rc) rc = pick_tile(o, vs, &g, &tile, err);
   if (rc) return rc;
   char title[256];
   snprintf(title, sizeof title, "%s (predicted: simulator engine, spec sim/gpus/%s.json), "
@@ -172,7 +179,7 @@ static int measured_table(const topts_t *o, const av_variants_t *vs, av_error_t 
   if (!rc) rc = av_json_get_string(&c, root, "", "gpu", 1, NULL, &gname);
   if (!rc) rc = av_cli_load_gpu("table2", gname, &g, err);
   json_decref(root);
-  if (!rc) rc = pick_tile(o, vs, g.sm_arch, &tile, err);
+  if (!rc) rc = pick_tile(o, vs, &g, &tile, err);
   if (rc) return rc;
   const av_costmodel_ops_t *ops = av_costmodel_find("profile");
   av_params_t prm;

@@ -55,6 +55,25 @@ typedef struct {
   int32_t task, piece, b;
 } gd_job_t;
 
+/* A run of equal-cost jobs: LPT's makespan depends only on the job costs in order, so the
+ * search scores a division from these runs without building its jobs. */
+typedef struct {
+  double cost;
+  int64_t count;
+} gd_run_t;
+
+typedef struct {
+  double cost;
+  int32_t cls;
+} gd_pick_t;
+
+/* A CTA in the least-loaded heap, its load kept beside its id (one cache line read per
+ * comparison). */
+typedef struct {
+  double load;
+  int32_t cta;
+} gd_slot_t;
+
 typedef struct {
   const av_sched_ctx_t *ctx;
   av_tile_t tile;
@@ -66,11 +85,16 @@ typedef struct {
   int32_t *members;             /* task ids grouped by class; class k's start at mstart[k] */
   int32_t *mstart;
   int32_t *cand, n_cand;        /* classes with bound > 1 */
-  gd_job_t *fixed;              /* jobs of the other tasks, longest first */
-  int32_t n_fixed;
-  gd_job_t *cjobs, *jobs;       /* scratch: candidate jobs, all jobs */
-  double *load;                 /* heap scratch */
-  int32_t *heap, *qlen;
+  gd_job_t *jobs;               /* the chosen division's jobs (built once) */
+  gd_pick_t *picks;             /* scratch of build_jobs: each class's job cost */
+  int32_t *bs;                  /* scratch of build_jobs: each candidate class's division */
+  gd_run_t *fruns;              /* the other tasks' jobs as runs, longest first */
+  int32_t n_fruns;
+  gd_run_t *cruns, *runs;       /* scratch: candidate runs, all runs of one division */
+  gd_slot_t *heap;              /* scratch: min-heap of CTAs by (load, id) */
+  int32_t *qlen;
+  int32_t *cta_of, *best_cta;   /* CTA of each job: division being scored, best so far */
+  int have_best;
 } gd_t;
 
 /* C[j] of a class cut in b pieces (Eq. 7): the longest piece, ceil(n / b) tokens. */
@@ -132,82 +156,156 @@ static int job_cmp(const void *a, const void *b) {
   return (x->piece > y->piece) - (x->piece < y->piece);
 }
 
-/* min-heap of CTA ids keyed by (load, id) */
-static int heap_less(const gd_t *g, int32_t a, int32_t b) {
-  return g->load[a] < g->load[b] || (g->load[a] == g->load[b] && a < b);
+/* min-heap of CTAs keyed by (load, id) */
+static int slot_less(const gd_slot_t *a, const gd_slot_t *b) {
+  return a->load < b->load || (a->load == b->load && a->cta < b->cta);
 }
 
-static void heap_down(gd_t *g, int32_t n, int32_t i) {
+static void heap_down(gd_slot_t *h, int32_t n, int32_t i) {
+  gd_slot_t x = h[i];
   for (;;) {
-    int32_t l = 2 * i + 1, r = l + 1, m = i;
-    if (l < n && heap_less(g, g->heap[l], g->heap[m])) m = l;
-    if (r < n && heap_less(g, g->heap[r], g->heap[m])) m = r;
-    if (m == i) return;
-    int32_t t = g->heap[i];
-    g->heap[i] = g->heap[m];
-    g->heap[m] = t;
+    int32_t l = 2 * i + 1, m = l;
+    if (l >= n) break;
+    if (l + 1 < n && slot_less(&h[l + 1], &h[l])) m = l + 1;
+    if (!slot_less(&h[m], &x)) break;
+    h[i] = h[m];
     i = m;
   }
+  h[i] = x;
 }
 
-/* Builds the jobs of division b (candidate classes' divisions; other tasks undivided),
- * longest first, into g->jobs; returns their count. */
+static int run_cmp(const void *a, const void *b) {
+  const gd_run_t *x = a, *y = b;
+  return (x->cost < y->cost) - (x->cost > y->cost);
+}
+
+static int pick_cmp(const void *a, const void *b) {
+  const gd_pick_t *x = a, *y = b;
+  return (x->cost < y->cost) - (x->cost > y->cost);
+}
+
+/* Builds the jobs of division b (candidate classes' divisions; other tasks undivided) into
+ * g->jobs, in job_cmp order (longest first, then task, then piece); returns their count.
+ * A class's jobs share one cost and come in task then piece order already, so only the
+ * classes are sorted, and only jobs of classes that tie in cost are sorted among
+ * themselves. */
 static int32_t build_jobs(gd_t *g, const int32_t *b) {
-  int32_t nc = 0;
+  for (int32_t k = 0; k < g->nc; k++)
+    g->picks[k] = (gd_pick_t){.cost = g->c[k].c1, .cls = k};
   for (int32_t k = 0; k < g->n_cand; k++) {
-    int32_t ci = g->cand[k];
-    const gd_class_t *cl = &g->c[ci];
-    double c = b[k] == 1 ? cl->c1 : class_cost(g, cl, b[k]);
-    for (int32_t m = g->mstart[ci]; m < g->mstart[ci + 1]; m++)
-      for (int32_t i = 0; i < b[k]; i++)
-        g->cjobs[nc++] = (gd_job_t){.cost = c, .task = g->members[m], .piece = i, .b = b[k]};
+    const gd_class_t *cl = &g->c[g->cand[k]];
+    g->picks[g->cand[k]].cost = b[k] == 1 ? cl->c1 : class_cost(g, cl, b[k]);
+    g->bs[g->cand[k]] = b[k];
   }
-  qsort(g->cjobs, (size_t)nc, sizeof *g->cjobs, job_cmp);
-  int32_t i = 0, k = 0, n = 0;
-  while (i < g->n_fixed || k < nc)
-    g->jobs[n++] = k >= nc || (i < g->n_fixed && job_cmp(&g->fixed[i], &g->cjobs[k]) < 0)
-                       ? g->fixed[i++]
-                       : g->cjobs[k++];
+  qsort(g->picks, (size_t)g->nc, sizeof *g->picks, pick_cmp);
+  int32_t n = 0;
+  for (int32_t k = 0; k < g->nc;) {
+    int32_t first = n, e = k;
+    for (; e < g->nc && g->picks[e].cost == g->picks[k].cost; e++) {
+      int32_t ci = g->picks[e].cls, bk = g->c[ci].bound > 1 ? g->bs[ci] : 1;
+      for (int32_t m = g->mstart[ci]; m < g->mstart[ci + 1]; m++)
+        for (int32_t i = 0; i < bk; i++)
+          g->jobs[n++] = (gd_job_t){.cost = g->picks[e].cost, .task = g->members[m],
+                                    .piece = i, .b = bk};
+    }
+    if (e - k > 1) qsort(g->jobs + first, (size_t)(n - first), sizeof *g->jobs, job_cmp);
+    k = e;
+  }
   return n;
 }
 
-/* Longest-first to the least-loaded CTA: returns the makespan, or INFINITY as soon as it
- * reaches `cutoff` (the search's best so far: loads only grow). With pieces != NULL also
- * writes each job's piece with its CTA and queue position. */
-static double lpt(gd_t *g, int32_t n, double cutoff, av_sched_piece_t *pieces) {
-  int32_t p = g->p < n ? g->p : n;
-  /* Eq. (4) again: no assignment beats max(longest job, average load) */
+/* Longest-first to the least-loaded CTA over the n_runs runs (n jobs in all): returns the
+ * makespan, or INFINITY as soon as it reaches `cutoff` (the search's best so far: loads only
+ * grow). cta_of[j] receives the CTA of the j-th job. */
+static double lpt(gd_t *g, const gd_run_t *runs, int32_t n_runs, int64_t n, double cutoff,
+                  int32_t *cta_of) {
+  int32_t p = g->p < n ? g->p : (int32_t)n;
+  /* Eq. (4) again: no assignment beats max(longest job, average load); summed job by job */
   double total = 0;
-  for (int32_t j = 0; j < n; j++) total += g->jobs[j].cost;
-  if (n > 0 && fmax(g->jobs[0].cost, total / g->p) >= cutoff) return INFINITY;
+  for (int32_t r = 0; r < n_runs; r++)
+    for (int64_t i = 0; i < runs[r].count; i++) total += runs[r].cost;
+  if (n > 0 && fmax(runs[0].cost, total / g->p) >= cutoff) return INFINITY;
   double makespan = 0;
-  if (pieces) memset(g->qlen, 0, sizeof *g->qlen * (size_t)p);
-  for (int32_t j = 0; j < n; j++) {
-    int32_t cta;
-    if (j < p) {  /* the first p jobs open the p CTAs in order (all loads are 0) */
-      cta = j;
-      g->load[cta] = g->jobs[j].cost;
-      g->heap[j] = cta;
-      if (j == p - 1)
-        for (int32_t i = p / 2; i-- > 0;) heap_down(g, p, i);
-    } else {
-      cta = g->heap[0];
-      g->load[cta] += g->jobs[j].cost;
-      heap_down(g, p, 0);
-    }
-    if (g->load[cta] > makespan) makespan = g->load[cta];
-    if (makespan >= cutoff) return INFINITY;
-    if (pieces) {
-      const gd_job_t *jb = &g->jobs[j];
-      const gd_task_t *t = &g->t[jb->task];
-      int64_t len = g->c[t->cls].len;
-      pieces[j] = (av_sched_piece_t){
-          .node = t->node, .begin = jb->piece * len / jb->b,
-          .end = (jb->piece + 1) * len / jb->b, .q_first = t->q_first, .n_q = t->n_q,
-          .cost_us = jb->cost, .cta = cta, .order = g->qlen[cta]++};
+  gd_slot_t *h = g->heap;
+  int64_t j = 0;
+  for (int32_t r = 0; r < n_runs; r++) {
+    double c = runs[r].cost;
+    /* The first p jobs open the p CTAs in order (all loads are 0). Run costs strictly fall,
+     * so putting each run's CTAs, in id order, below the previous run's sorts the array by
+     * (load, id): a sorted array is a heap, no heapify needed. */
+    int64_t end = j + runs[r].count < p ? j + runs[r].count : p, below = p - end - j;
+    for (int64_t i = 0; i < runs[r].count; i++, j++) {
+      int32_t cta;
+      if (j < p) {
+        cta = (int32_t)j;
+        h[below + j] = (gd_slot_t){.load = c, .cta = cta};
+        if (c > makespan) makespan = c;
+      } else {
+        cta = h[0].cta;
+        h[0].load += c;
+        if (h[0].load > makespan) makespan = h[0].load;
+        heap_down(h, p, 0);
+      }
+      if (makespan >= cutoff) return INFINITY;
+      cta_of[j] = cta;
     }
   }
   return makespan;
+}
+
+/* The runs of division b: the candidates' (cost of b pieces, count x b) merged, longest
+ * first, with the other tasks' runs. Writes g->runs, returns their count; *n gets the job
+ * count. */
+static int32_t division_runs(gd_t *g, const int32_t *b, int64_t *n) {
+  for (int32_t k = 0; k < g->n_cand; k++) {
+    const gd_class_t *cl = &g->c[g->cand[k]];
+    g->cruns[k] = (gd_run_t){.cost = b[k] == 1 ? cl->c1 : class_cost(g, cl, b[k]),
+                             .count = (int64_t)cl->count * b[k]};
+  }
+  qsort(g->cruns, (size_t)g->n_cand, sizeof *g->cruns, run_cmp);
+  int32_t i = 0, k = 0, nr = 0;
+  *n = 0;
+  while (i < g->n_fruns || k < g->n_cand) {
+    gd_run_t r = k >= g->n_cand || (i < g->n_fruns && g->fruns[i].cost > g->cruns[k].cost)
+                     ? g->fruns[i++]
+                     : g->cruns[k++];
+    *n += r.count;
+    if (nr > 0 && g->runs[nr - 1].cost == r.cost) g->runs[nr - 1].count += r.count;
+    else if (r.count > 0) g->runs[nr++] = r;  /* runs of lpt() have distinct costs */
+  }
+  return nr;
+}
+
+/* Scores division b: its LPT makespan, or INFINITY when not below cutoff. A division that
+ * scores below the cutoff becomes the best: its assignment is kept in g->best_cta. */
+static double score(gd_t *g, const int32_t *b, double cutoff) {
+  int64_t n;
+  int32_t nr = division_runs(g, b, &n);
+  double ms = lpt(g, g->runs, nr, n, cutoff, g->cta_of);
+  if (ms < cutoff) {
+    int32_t *t = g->best_cta;
+    g->best_cta = g->cta_of;
+    g->cta_of = t;
+    g->have_best = 1;
+  }
+  return ms;
+}
+
+/* The pieces of the chosen division's jobs with the CTAs its LPT gave them, each queue in
+ * job order. */
+static void place_pieces(gd_t *g, int32_t n, av_sched_piece_t *pieces) {
+  int32_t p = g->p < n ? g->p : n;
+  memset(g->qlen, 0, sizeof *g->qlen * (size_t)(p > 0 ? p : 1));
+  for (int32_t j = 0; j < n; j++) {
+    const gd_job_t *jb = &g->jobs[j];
+    const gd_task_t *t = &g->t[jb->task];
+    int64_t len = g->c[t->cls].len;
+    int32_t cta = g->best_cta[j];
+    pieces[j] = (av_sched_piece_t){
+        .node = t->node, .begin = jb->piece * len / jb->b,
+        .end = (jb->piece + 1) * len / jb->b, .q_first = t->q_first, .n_q = t->n_q,
+        .cost_us = jb->cost, .cta = cta, .order = g->qlen[cta]++};
+  }
 }
 
 /* Grid search over divisions within the Eq. 5 bounds (§5.1 "we grid search the division
@@ -221,7 +319,7 @@ static void search(gd_t *g, int64_t max_evals, int32_t *b, int32_t *best_b) {
   if (combos <= (double)max_evals) {
     for (int32_t k = 0; k < g->n_cand; k++) b[k] = 1;
     for (;;) {
-      double ms = lpt(g, build_jobs(g, b), best * (1 - 1e-12), NULL);
+      double ms = score(g, b, best * (1 - 1e-12));
       if (ms < best) {
         best = ms;
         memcpy(best_b, b, sizeof *b * (size_t)g->n_cand);
@@ -233,11 +331,16 @@ static void search(gd_t *g, int64_t max_evals, int32_t *b, int32_t *best_b) {
     return;
   }
   for (int64_t step = 0; step <= max_evals; step++) {
+    int changed = step == 0;
     for (int32_t k = 0; k < g->n_cand; k++) {
       int64_t bound = g->c[g->cand[k]].bound;
-      b[k] = (int32_t)(1 + (bound - 1) * step / max_evals);
+      int32_t bk = (int32_t)(1 + (bound - 1) * step / max_evals);
+      changed |= bk != b[k];
+      b[k] = bk;
     }
-    double ms = lpt(g, build_jobs(g, b), best * (1 - 1e-12), NULL);
+    /* small bounds repeat a division over several steps: scoring it again cannot win */
+    if (!changed) continue;
+    double ms = score(g, b, best * (1 - 1e-12));
     if (ms < best) {
       best = ms;
       memcpy(best_b, b, sizeof *b * (size_t)g->n_cand);
@@ -313,11 +416,14 @@ static int gd_setup(gd_t *g, const av_sched_ctx_t *ctx, const av_params_t *param
                              : av_sched_concurrent_ctas(ctx, &g->tile, 1);
   g->p = (int32_t)(p > 0 ? p : 1);
   for (int32_t k = 0; k < g->nc; k++) g->c[k].c1 = class_cost(g, &g->c[k], 1);
-  g->cand = malloc(sizeof *g->cand * (size_t)(g->nc ? g->nc : 1));
-  g->load = malloc(sizeof *g->load * (size_t)g->p);
+  size_t nc = (size_t)(g->nc ? g->nc : 1);
+  g->cand = malloc(sizeof *g->cand * nc);
+  g->fruns = malloc(sizeof *g->fruns * nc);
+  g->cruns = malloc(sizeof *g->cruns * nc);
+  g->runs = malloc(sizeof *g->runs * 2 * nc);
   g->heap = malloc(sizeof *g->heap * (size_t)g->p);
   g->qlen = malloc(sizeof *g->qlen * (size_t)g->p);
-  if (!g->cand || !g->load || !g->heap || !g->qlen)
+  if (!g->cand || !g->fruns || !g->cruns || !g->runs || !g->heap || !g->qlen)
     return av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory planning greedy_division");
   return AV_OK;
 }
@@ -327,10 +433,13 @@ static int alloc_jobs(gd_t *g, av_error_t *err) {
   int64_t jobs_max = 0;
   for (int32_t k = 0; k < g->nc; k++) jobs_max += (int64_t)g->c[k].bound * g->c[k].count;
   size_t nj = (size_t)(jobs_max ? jobs_max : 1);
-  g->fixed = malloc(sizeof *g->fixed * nj);
-  g->cjobs = malloc(sizeof *g->cjobs * nj);
+  size_t nc = (size_t)(g->nc ? g->nc : 1);
   g->jobs = malloc(sizeof *g->jobs * nj);
-  if (!g->fixed || !g->cjobs || !g->jobs)
+  g->cta_of = malloc(sizeof *g->cta_of * nj);
+  g->best_cta = malloc(sizeof *g->best_cta * nj);
+  g->picks = malloc(sizeof *g->picks * nc);
+  g->bs = malloc(sizeof *g->bs * nc);
+  if (!g->jobs || !g->picks || !g->bs || !g->cta_of || !g->best_cta)
     return av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory planning greedy_division");
   return AV_OK;
 }
@@ -341,10 +450,14 @@ static void gd_free(gd_t *g) {
   free(g->members);
   free(g->mstart);
   free(g->cand);
-  free(g->fixed);
-  free(g->cjobs);
   free(g->jobs);
-  free(g->load);
+  free(g->cta_of);
+  free(g->best_cta);
+  free(g->picks);
+  free(g->bs);
+  free(g->fruns);
+  free(g->cruns);
+  free(g->runs);
   free(g->heap);
   free(g->qlen);
 }
@@ -373,16 +486,16 @@ static int gd_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_plan
       g.cand[g.n_cand++] = k;
       continue;
     }
-    for (int32_t m = g.mstart[k]; m < g.mstart[k + 1]; m++)
-      g.fixed[g.n_fixed++] = (gd_job_t){.cost = c->c1, .task = g.members[m], .piece = 0, .b = 1};
+    g.fruns[g.n_fruns++] = (gd_run_t){.cost = c->c1, .count = c->count};
   }
-  qsort(g.fixed, (size_t)g.n_fixed, sizeof *g.fixed, job_cmp);
+  qsort(g.fruns, (size_t)g.n_fruns, sizeof *g.fruns, run_cmp);
   b = malloc(sizeof *b * (size_t)(g.n_cand + 1));
   best_b = malloc(sizeof *best_b * (size_t)(g.n_cand + 1));
   if (!b || !best_b) {
     rc = av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory planning greedy_division");
     goto done;
   }
+  for (int32_t k = 0; k < g.n_cand; k++) best_b[k] = 1; /* kept if no score is finite */
   search(&g, av_params_int(params, "max_evals"), b, best_b);
 
   int32_t n = build_jobs(&g, best_b);
@@ -392,7 +505,12 @@ static int gd_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_plan
     rc = av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory planning greedy_division");
     goto done;
   }
-  lpt(&g, n, INFINITY, pieces);
+  if (!g.have_best) { /* every score was cut (non-finite costs): assign without a cutoff */
+    int64_t n_jobs;
+    int32_t n_runs = division_runs(&g, best_b, &n_jobs); /* the costs of g.jobs, in order */
+    lpt(&g, g.runs, n_runs, n_jobs, INFINITY, g.best_cta);
+  }
+  place_pieces(&g, n, pieces);
   int persistent = av_params_enum(params, "launch")[0] == 'p';
   int32_t ctas = g.p < n ? g.p : n;
   if (!persistent)

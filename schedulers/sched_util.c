@@ -3,6 +3,7 @@
 #include "schedulers/sched_util.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim/occupancy.h"
 
@@ -203,6 +204,37 @@ static int piece_by_queue(const void *a, const void *b) {
   return (x->order > y->order) - (x->order < y->order);
 }
 
+/* Orders pieces by (cta, order) like qsort with piece_by_queue, in O(n + ctas): a stable
+ * bucketing by CTA, after which each queue is usually in order already (schedulers assign
+ * positions in the order they fill the queues); a queue that is not gets sorted alone. Falls
+ * back to qsort when a CTA is out of range or scratch memory is short. */
+static void sort_by_queue(av_sched_piece_t *pieces, int32_t n, int32_t ctas) {
+  int32_t *start = calloc((size_t)ctas + 1, sizeof *start);
+  av_sched_piece_t *tmp = malloc(sizeof *tmp * (size_t)(n > 0 ? n : 1));
+  int ok = start && tmp;
+  for (int32_t i = 0; ok && i < n; i++) {
+    if (pieces[i].cta < 0 || pieces[i].cta >= ctas) ok = 0;
+    else start[pieces[i].cta + 1]++;
+  }
+  if (!ok) {
+    free(start);
+    free(tmp);
+    qsort(pieces, (size_t)n, sizeof *pieces, piece_by_queue);
+    return;
+  }
+  for (int32_t c = 0; c < ctas; c++) start[c + 1] += start[c];
+  for (int32_t i = 0; i < n; i++) tmp[start[pieces[i].cta]++] = pieces[i];
+  /* start[c] is now the end of queue c */
+  for (int32_t c = 0, b = 0; c < ctas; b = start[c++]) {
+    int sorted = 1;
+    for (int32_t i = b + 1; i < start[c] && sorted; i++) sorted = tmp[i - 1].order <= tmp[i].order;
+    if (!sorted) qsort(tmp + b, (size_t)(start[c] - b), sizeof *tmp, piece_by_queue);
+  }
+  memcpy(pieces, tmp, sizeof *tmp * (size_t)n);
+  free(start);
+  free(tmp);
+}
+
 static int add_piece(const av_sched_ctx_t *ctx, av_plan_t *p, int32_t launch,
                      const av_sched_piece_t *pc, av_error_t *err) {
   const av_workload_t *w = ctx->workload;
@@ -220,15 +252,21 @@ int av_sched_emit_pieces(const av_sched_ctx_t *ctx, av_plan_t *p, av_sched_piece
                          int prefer_n, int32_t persistent_ctas, av_error_t *err) {
   int rc;
   int32_t max_q = 1;
-  for (int32_t i = 0; i < n; i++)
+  int64_t n_queries = 0;
+  for (int32_t i = 0; i < n; i++) {
     if (pieces[i].n_q > max_q) max_q = pieces[i].n_q;
+    n_queries += pieces[i].n_q;
+  }
+  /* one item and one segment per piece: sized once, no regrowth */
+  if (av_plan_reserve(p, n, n_queries, n))
+    return av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory adding plan items");
   if (mode == AV_SCHED_TILES_SINGLE || persistent_ctas > 0) {
     av_tile_t tile;
     if ((rc = av_sched_pick_tile(ctx, kind, av_sched_rows(ctx, max_q), prefer_n, &tile, err)))
       return rc;
     int32_t l = av_sched_add_launch(p, 0, &tile, persistent_ctas, err);
     if (l < 0) return AV_ERR_NOMEM;
-    if (persistent_ctas > 0) qsort(pieces, (size_t)n, sizeof *pieces, piece_by_queue);
+    if (persistent_ctas > 0) sort_by_queue(pieces, n, persistent_ctas);
     for (int32_t i = 0; i < n; i++)
       if ((rc = add_piece(ctx, p, l, &pieces[i], err))) return rc;
     return AV_OK;

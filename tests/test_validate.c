@@ -387,6 +387,75 @@ START_TEST(test_profile_files_round_trip) {
 }
 END_TEST
 
+/* --- the commands, without a GPU -------------------------------------------------------- */
+
+/* Runs `anvil ARGS...` from the repository root; *out_text / *err_text (caller frees). */
+static int anvil(char **out_text, char **err_text, const char *a1, const char *a2,
+                 const char *a3, const char *a4, const char *a5) {
+  char bin[600], out[] = "/tmp/av_test_validate_out_XXXXXX", err[] = "/tmp/av_test_validate_err_XXXXXX";
+  snprintf(bin, sizeof bin, "%s/anvil", AV_BINARY_DIR);
+  int fo = mkstemp(out), fe = mkstemp(err);
+  ck_assert(fo >= 0 && fe >= 0);
+  close(fo);
+  close(fe);
+  char *argv[] = {bin, (char *)a1, (char *)a2, (char *)a3, (char *)a4, (char *)a5, NULL};
+  int rc = av_test_spawn(NULL, argv, out, err);
+  *out_text = av_test_read_file(out);
+  *err_text = av_test_read_file(err);
+  remove(out);
+  remove(err);
+  return rc;
+}
+
+START_TEST(test_cmds_without_gpu) {
+  av_device_desc_t d;
+  av_error_t e;
+  av_error_clear(&e);
+  if (av_device_query(&d, &e) == AV_OK) return; /* a GPU host: the commands would run */
+  char *o, *r;
+  ck_assert_int_eq(anvil(&o, &r, "profile", NULL, NULL, NULL, NULL), 1);
+  ck_assert_msg(strstr(r, "no CUDA device"), "%s", r);
+  free(o), free(r);
+  ck_assert_int_eq(anvil(&o, &r, "validate", "experiments/quickstart.json", NULL, NULL, NULL), 1);
+  ck_assert_msg(strstr(r, "no CUDA device"), "%s", r);
+  free(o), free(r);
+  /* input errors come first, and name what is wrong */
+  ck_assert_int_eq(anvil(&o, &r, "validate", NULL, NULL, NULL, NULL), 1);
+  ck_assert_msg(strstr(r, "missing the experiment file"), "%s", r);
+  free(o), free(r);
+  ck_assert_int_eq(anvil(&o, &r, "validate", "no/such.json", NULL, NULL, NULL), 1);
+  ck_assert_msg(strstr(r, "no/such.json"), "%s", r);
+  free(o), free(r);
+  ck_assert_int_eq(anvil(&o, &r, "profile", "--runs", "0", NULL, NULL), 1);
+  ck_assert_msg(strstr(r, "--runs"), "%s", r);
+  free(o), free(r);
+}
+END_TEST
+
+START_TEST(test_table2_predicts) {
+  char *o, *r;
+  ck_assert_int_eq(anvil(&o, &r, "table2", "--gpu", "A100-80GB-SXM", "--gpu", "RTX-4090"), 0);
+  ck_assert_msg(strstr(o, "A100-80GB-SXM (predicted") && strstr(o, "RTX-4090 (predicted"), "%s",
+                o);
+  /* the single-CTA time grows with n: compare the first row's first and last cells */
+  const char *row = strstr(strstr(o, "A100-80GB-SXM (predicted"), "\n1 ");
+  ck_assert_ptr_nonnull(row);
+  double c[5];
+  ck_assert_int_eq(sscanf(row, " %*d %lf %lf %lf %lf %lf", &c[0], &c[1], &c[2], &c[3], &c[4]), 5);
+  ck_assert(c[0] > 0 && c[4] > 10 * c[0]);
+  free(o), free(r);
+  ck_assert_int_eq(anvil(&o, &r, "table2", NULL, NULL, NULL, NULL), 1);
+  ck_assert_msg(strstr(r, "--gpu"), "%s", r);
+  free(o), free(r);
+  ck_assert_int_eq(anvil(&o, &r, "table2", "--gpu", "B300", NULL, NULL), 1);
+  ck_assert_msg(strstr(r, "H200-SXM"), "%s", r);
+  free(o), free(r);
+  ck_assert_int_eq(anvil(&o, &r, "table2", "--gpu", "H200-SXM", "--tile", "7,7"), 1);
+  ck_assert_msg(strstr(r, "no compiled partial tile"), "%s", r);
+  free(o), free(r);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("validate");
   TCase *tc = tcase_create("compare");
@@ -406,6 +475,11 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_profile_max_resident);
   tcase_add_test(tc, test_profile_fit_line);
   tcase_add_test(tc, test_profile_files_round_trip);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("commands");
+  tcase_set_timeout(tc, 30);
+  tcase_add_test(tc, test_cmds_without_gpu);
+  tcase_add_test(tc, test_table2_predicts);
   suite_add_tcase(s, tc);
   return s;
 }

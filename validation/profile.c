@@ -206,11 +206,11 @@ json_t *av_profile_details_json(const av_profile_t *p) {
                        "dtype", av_dtype_name(t->dtype), "predicted", t->occ_predicted,
                        "measured", t->occ_measured));
   }
-  return json_pack("{s:s, s:s, s:s, s:f, s:{s:f, s:f}, s:{s:f, s:f, s:f}, s:o}", "gpu", p->gpu,
+  return json_pack("{s:s, s:s, s:s, s:f, s:{s:f, s:f}, s:{s:f, s:f, s:f}, s:f, s:o}", "gpu", p->gpu,
                    "device", p->device, "command", p->command, "copy_GBps", p->copy_GBps,
                    "launch", "per_launch_us", p->launch_us, "r2", p->launch_r2, "lone_cta",
                    "GBps", p->lone_GBps, "fixed_us", p->cta_fixed_us, "r2", p->lone_r2,
-                   "occupancy", occ);
+                   "tensor_tflops", p->tensor_tflops, "occupancy", occ);
 }
 
 static void set_field(json_t *spec, const char *key, double v, const char *source) {
@@ -248,6 +248,13 @@ json_t *av_profile_calibrate_spec(const json_t *spec, const av_profile_t *p, con
                p->device, by, date, p->lone_GBps, lat_ns);
       set_field(s, "bytes_in_flight_per_sm", round(p->lone_GBps * lat_ns), src);
     }
+  }
+  if (p->tensor_tflops > 0) {
+    snprintf(src, sizeof src,
+             "measured on %.200s (%.300s, %.20s): one CTA of the largest-m partial tile, "
+             "padded QK^T + PV FLOPs over (C(m, 16384) - cta_fixed_us), x SMs: the rate the "
+             "kernels reach, not the datasheet's", p->device, by, date);
+    set_field(s, "fp16_tensor_tflops", round(p->tensor_tflops * 10) / 10, src);
   }
   return s;
 }

@@ -42,6 +42,8 @@ typedef struct av_profile {
   double copy_GBps;                      /* read + write bytes / s, median */
   double launch_us, launch_r2;           /* per-launch time on one stream (slope) and fit */
   double lone_GBps, cta_fixed_us, lone_r2; /* one CTA: KV bytes / slope, intercept, fit */
+  double tensor_tflops;                  /* one CTA's mma rate x SMs (largest-m partial tile
+                                            at its largest C); 0 when it was memory-bound */
   int n, cap;
   av_profile_table_t *t;
 } av_profile_t;
@@ -77,7 +79,8 @@ json_t *av_profile_to_json(const av_profile_t *p);
 json_t *av_profile_details_json(const av_profile_t *p);
 /* spec (a sim/gpus/<name>.json document) with the measured figures of p and their sources:
  * hbm_bw_measured_GBps, launch_overhead_us, cta_fixed_us, bytes_in_flight_per_sm (lone-CTA
- * rate x the spec's latency: Little's law, as the engine uses it). Caller owns. */
+ * rate x the spec's latency: Little's law, as the engine uses it) and fp16_tensor_tflops
+ * (the rate the kernels' mma.sync loop reaches, when measured). Caller owns. */
 json_t *av_profile_calibrate_spec(const json_t *spec, const av_profile_t *p, const char *date);
 /* Writes <base>.json, <base>.spec.json and <base>.details.json (base: out path without
  * ".json"); the spec is calibrated from spec_path. All three or none. */

@@ -215,10 +215,26 @@ static int measure_occupancy(const av_gpu_t *g, av_profile_t *out, int first,
   return rc;
 }
 
-/* The lone CTA's streaming rate and fixed cost: a line through C(1, n) of the first table
- * (the d 128 fp16 partial tile with the smallest m and n), over n >= 256, in KV bytes. */
+/* The d 128 fp16 partial table with the smallest (largest: want_max) m, n = 64 preferred
+ * (the tile most plans use); the first table when there is none. */
+static const av_profile_table_t *pick_table(const av_profile_t *out, int want_max) {
+  const av_profile_table_t *best = NULL;
+  for (int i = 0; i < out->n; i++) {
+    const av_profile_table_t *t = &out->t[i];
+    if (t->tile.kind != AV_KERNEL_PARTIAL || t->head_dim != 128 || t->dtype != AV_DTYPE_FP16)
+      continue;
+    int better = !best || (want_max ? t->tile.m_rows > best->tile.m_rows
+                                    : t->tile.m_rows < best->tile.m_rows) ||
+                 (t->tile.m_rows == best->tile.m_rows && t->tile.n_tokens == 64);
+    if (better) best = t;
+  }
+  return best ? best : &out->t[0];
+}
+
+/* The lone CTA's streaming rate and fixed cost: a line through C(1, n) of the smallest-m
+ * d 128 fp16 partial tile, over n >= 256, in KV bytes. */
 static int fit_lone_cta(av_profile_t *out, av_error_t *err) {
-  const av_profile_table_t *t = &out->t[0];
+  const av_profile_table_t *t = pick_table(out, 0);
   double x[AV_PROF_MAX_KV], y[AV_PROF_MAX_KV], c0, c1;
   int n = 0;
   double token_bytes = 2.0 * t->head_dim * av_dtype_bytes(t->dtype);
@@ -236,6 +252,19 @@ static int fit_lone_cta(av_profile_t *out, av_error_t *err) {
   out->lone_GBps = 1e-3 / c1; /* bytes per us -> GB/s */
   out->cta_fixed_us = c0;
   return AV_OK;
+}
+
+/* The mma rate one CTA reaches: the largest-m d-128 fp16 partial table at its largest n_q
+ * and n. Counted only when that CTA is clearly compute-bound (its time exceeds 1.5x what the
+ * lone-CTA streaming rate gives for its bytes); the engine then shares this per-SM rate. */
+static void fit_tensor_rate(const av_gpu_t *g, av_profile_t *out) {
+  const av_profile_table_t *best = pick_table(out, 1);
+  if (best->tile.kind != AV_KERNEL_PARTIAL || out->lone_GBps <= 0) return;
+  double kv = (double)best->kv[best->n_kv - 1], d = best->head_dim, m = best->tile.m_rows;
+  double us = best->time_us[best->n_nq - 1][best->n_kv - 1] - fmax(out->cta_fixed_us, 0);
+  double mem_us = kv * 2 * d * 2 / (out->lone_GBps * 1e3);
+  if (!(us > 1.5 * mem_us)) return;
+  out->tensor_tflops = 4.0 * m * kv * d / us * g->sm_count / 1e6;
 }
 
 int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
@@ -259,5 +288,6 @@ int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
     rc = av_error_set(err, AV_ERR_UNSUPPORTED, SRC, NULL,
                       "no compiled variant for sm_%d in kernels/variants.json", gpu->sm_arch);
   if (!rc) rc = fit_lone_cta(out, err);
+  if (!rc) fit_tensor_rate(gpu, out);
   return rc;
 }

@@ -4,7 +4,8 @@
 # floor, per-CTA traces, the SDPA peer, and compute-sanitizer memcheck on a subset.
 # Binaries come prebuilt in build-h200carry/ (with the shared libraries the device image may
 # lack); results land in $OUT. Usage (repo root): bash results/h200/run_h200.sh
-C=build-h200carry
+# CARRY names another carried build folder (default build-h200carry); STEPS picks steps.
+C=${CARRY:-build-h200carry}
 export ANVIL_DATA_DIR=$PWD LD_LIBRARY_PATH=$PWD/$C/lib:$LD_LIBRARY_PATH PYTHONUNBUFFERED=1
 L=$OUT/logs; mkdir -p $L
 A=$C/anvil

@@ -1,0 +1,35 @@
+#!/bin/bash
+# Device calls of issue 6 (docs/validation.md). Binaries come prebuilt in build-valcarry/
+# (anvil + the shared libraries the device image lacks); results land in $OUT.
+#   STEP=profile  bash results/h200/validation/run_validation.sh   (call 1)
+#   STEP=validate bash results/h200/validation/run_validation.sh   (call 2, after the profile
+#                 and experiments/validate_random.json are committed)
+C=build-valcarry
+export ANVIL_DATA_DIR=$PWD LD_LIBRARY_PATH=$PWD/$C/lib:$LD_LIBRARY_PATH
+A=$C/anvil
+date -u | tee $OUT/run.log
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --format=csv | tee -a $OUT/run.log
+$A --help > /dev/null || { echo "carried anvil does not run here" | tee -a $OUT/run.log; exit 1; }
+case "$STEP" in
+  profile)
+    timeout 400 $A profile --verbose 2> $OUT/profile_progress.log | tee -a $OUT/run.log
+    echo "profile rc=${PIPESTATUS[0]}" | tee -a $OUT/run.log
+    cp profiles/H200-SXM.json profiles/H200-SXM.spec.json profiles/H200-SXM.details.json $OUT/ 2>/dev/null
+    $A table2 --gpu A100-80GB-SXM --gpu RTX-4090 --gpu H200-SXM --measured profiles/H200-SXM.json \
+      > $OUT/table2.txt 2>&1; echo "table2 rc=$?" | tee -a $OUT/run.log
+    ;;
+  validate)
+    for e in pat random; do
+      timeout $([ $e = pat ] && echo 220 || echo 100) $A validate experiments/validate_$e.json --trace --out $OUT/$e \
+        2>> $OUT/progress.log | tee -a $OUT/run.log
+      echo "validate $e rc=${PIPESTATUS[0]}" | tee -a $OUT/run.log
+    done
+    # the same PAT batches predicted with the datasheet spec, to show what calibration changes
+    timeout 120 $A validate experiments/validate_pat.json --no-calibration --out $OUT/pat_uncal \
+      --repeats 10 2>> $OUT/progress.log | tee -a $OUT/run.log
+    echo "validate pat --no-calibration rc=${PIPESTATUS[0]}" | tee -a $OUT/run.log
+    rm -f $OUT/pat_uncal/validation.csv
+    tar czf $OUT/traces.tgz -C $OUT pat/traces random/traces && rm -rf $OUT/pat/traces $OUT/random/traces
+    ;;
+  *) echo "STEP must be profile or validate" ; exit 2 ;;
+esac
