@@ -36,15 +36,16 @@ int av_json_load_string(const char *text, const char *source, json_t **out, av_e
   return *out ? AV_OK : load_error(&je, source, err);
 }
 
+/* Key paths longer than the buffer are cut; the message stays readable either way. */
 void av_jpath_key(char *out, size_t size, const char *parent, const char *key) {
-  if (parent && parent[0])
-    snprintf(out, size, "%s.%s", parent, key);
-  else
-    snprintf(out, size, "%s", key);
+  int n = (parent && parent[0]) ? snprintf(out, size, "%s.%s", parent, key)
+                                : snprintf(out, size, "%s", key);
+  if (n < 0 && size) out[0] = '\0';
 }
 
 void av_jpath_index(char *out, size_t size, const char *parent, size_t index) {
-  snprintf(out, size, "%s[%zu]", parent ? parent : "", index);
+  int n = snprintf(out, size, "%s[%zu]", parent ? parent : "", index);
+  if (n < 0 && size) out[0] = '\0';
 }
 
 void av_names_join(char *out, size_t size, const char *const *names, size_t n) {
