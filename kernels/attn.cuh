@@ -81,10 +81,7 @@ __device__ __forceinline__ unsigned smid() {
 
 /* Tile geometry. Rows: WM = M/16 warps of 16 rows; each KV tile's N tokens are split over
  * WN warps (>= 16 tokens each, the mma's k), at most 4 warps in all. Rows of shared memory
- * are padded by 16 bytes so ldmatrix's 8 row addresses fall in distinct banks. The KV ring
- * has 3 stages (two tiles in flight while one is computed) when the CTA still fits the
- * smallest per-block shared-memory limit of the three targets (sm_89: 99 KiB), else 2
- * (double buffering), so no variant loses occupancy or vanishes on the A100 / RTX 4090. */
+ * are padded by 16 bytes so ldmatrix's 8 row addresses fall in distinct banks. */
 template <int M, int N, int D> struct geom {
   static constexpr int WM = M / 16;
   static constexpr int WN_MAX = 4 / WM > 0 ? 4 / WM : 1;
@@ -94,9 +91,7 @@ template <int M, int N, int D> struct geom {
   static constexpr int NS = N / WN;         /* tokens per warp per tile */
   static constexpr int P = D + 8;           /* smem row pitch, elements */
   static constexpr int Q_BYTES = M * P * 2;
-  static constexpr int TILE_BYTES = 2 /*K,V*/ * N * P * 2;
-  static constexpr int STAGES = Q_BYTES + 3 * TILE_BYTES <= 99 * 1024 ? 3 : 2;
-  static constexpr int KV_BYTES = STAGES * TILE_BYTES;
+  static constexpr int KV_BYTES = 2 /*stages*/ * 2 /*K,V*/ * N * P * 2;
   static constexpr int OP = D + 4;          /* fp32 staging pitch */
   static constexpr int STAGE_BYTES = W * 16 * OP * 4 + W * 16 * 2 * 4;
   static constexpr int SMEM = Q_BYTES + (KV_BYTES > STAGE_BYTES ? KV_BYTES : STAGE_BYTES);
@@ -119,72 +114,55 @@ __device__ __forceinline__ item_t load_item(const int32_t *items, int i) {
   return it;
 }
 
-/* Walks an item's KV tiles: tile = up to N consecutive tokens of one segment. `boff` caches
- * the node's first block-table entry so a tile's address math needs only its block ids. */
+/* Walks an item's KV tiles: tile = up to N consecutive tokens of one segment. */
 struct tile_cursor {
-  int seg, node, pos, end, boff;
-  __device__ __forceinline__ void start(const int32_t *segs, const int32_t *nbo, const item_t &it) {
+  int seg, node, pos, end;
+  __device__ __forceinline__ void start(const int32_t *segs, const item_t &it) {
     seg = 0;
-    open(segs, nbo, it);
+    open(segs, it);
   }
-  __device__ __forceinline__ void open(const int32_t *segs, const int32_t *nbo, const item_t &it) {
+  __device__ __forceinline__ void open(const int32_t *segs, const item_t &it) {
     if (seg < it.n_seg) {
       const int32_t *s = segs + (size_t)(it.seg_begin + seg) * 4;
       node = s[0];
       pos = s[1];
       end = s[2];
-      boff = nbo[node];
     }
   }
   __device__ __forceinline__ bool valid(const item_t &it) const { return seg < it.n_seg; }
-  template <int N>
-  __device__ __forceinline__ void next(const int32_t *segs, const int32_t *nbo, const item_t &it) {
+  template <int N> __device__ __forceinline__ void next(const int32_t *segs, const item_t &it) {
     pos += N;
     if (pos >= end) {
       ++seg;
-      open(segs, nbo, it);
+      open(segs, it);
     }
   }
 };
 
-/* Copies one KV tile (K and V, N tokens x D) into shared memory with cp.async. Thread t owns
- * the 16-byte column (t % CPR) of rows t / CPR + k * RS. The paged cache's indirection is
- * software-pipelined: fetch() loads the block ids of the *next* tile right after a tile is
- * issued, so they land while the current tile is computed and issue() never waits on a
- * dependent global load (before this, every tile paid one or two block-table round trips
- * before its first copy left the SM). */
-template <typename T, int N, int D, int NT> struct kv_loader {
-  static constexpr int CPR = D / 8;  /* 16-byte chunks per token row */
-  static constexpr int IT = N * CPR / NT;
-  static constexpr int RS = NT / CPR;
-  static_assert(IT * NT == N * CPR && RS * CPR == NT, "tile must split evenly over threads");
-  int blk[IT];
-  __device__ __forceinline__ void fetch(const tile_cursor &c, const av_kern_batch_t &b, int tid) {
-    const int r0 = tid / CPR;
-#pragma unroll
-    for (int k = 0; k < IT; ++k) {
-      const int tok = c.pos + r0 + k * RS;
-      blk[k] = tok < c.end ? b.block_ids[c.boff + tok / b.block_size] : 0;
+/* Issues the cp.async copies of one KV tile (K and V, N tokens x D) into shared memory. */
+template <typename T, int N, int D, int NT>
+__device__ __forceinline__ void load_kv(T *ks, T *vs, const tile_cursor &c,
+                                        const av_kern_batch_t &b, int kvh, int tid) {
+  constexpr int CPR = D / 8;  /* 16-byte chunks per token row */
+  constexpr int P = D + 8;
+  const int bs = b.block_size;
+  const int32_t *blocks = b.block_ids + b.node_block_off[c.node];
+  const T *K = static_cast<const T *>(b.k);
+  const T *V = static_cast<const T *>(b.v);
+#pragma unroll 4
+  for (int i = tid; i < N * CPR; i += NT) {
+    const int row = i / CPR, col = (i % CPR) * 8;
+    const int tok = c.pos + row;
+    const bool ok = tok < c.end;
+    size_t off = 0;
+    if (ok) {
+      const int64_t blk = blocks[tok / bs];
+      off = (((size_t)blk * b.hkv + kvh) * bs + (tok % bs)) * D + col;
     }
+    cp_async16(ks + row * P + col, K + off, ok ? 16 : 0);
+    cp_async16(vs + row * P + col, V + off, ok ? 16 : 0);
   }
-  __device__ __forceinline__ void issue(T *ks, T *vs, const tile_cursor &c,
-                                        const av_kern_batch_t &b, int kvh, int tid) const {
-    constexpr int P = D + 8;
-    const int r0 = tid / CPR, col = (tid % CPR) * 8;
-    const int bs = b.block_size;
-    const T *K = static_cast<const T *>(b.k);
-    const T *V = static_cast<const T *>(b.v);
-#pragma unroll
-    for (int k = 0; k < IT; ++k) {
-      const int row = r0 + k * RS;
-      const int tok = c.pos + row;
-      const bool ok = tok < c.end;
-      const size_t off = ok ? (((size_t)blk[k] * b.hkv + kvh) * bs + (tok % bs)) * D + col : 0;
-      cp_async16(ks + row * P + col, K + off, ok ? 16 : 0);
-      cp_async16(vs + row * P + col, V + off, ok ? 16 : 0);
-    }
-  }
-};
+}
 
 /* One item on KV head kvh: the whole CTA cooperates; smem is geom<M,N,D>::SMEM bytes. */
 template <typename T, int M, int N, int D>
@@ -219,24 +197,12 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
       cp_async16(qs + r * P + col, Q + off, ok ? 16 : 0);
     }
   }
-  constexpr int S = G::STAGES;
-  const int32_t *nbo = b.node_block_off;
   tile_cursor ld, cp;
-  ld.start(l.segs, nbo, it);
+  ld.start(l.segs, it);
   cp = ld;
-  kv_loader<T, N, D, NT> kl;
-  if (ld.valid(it)) kl.fetch(ld, b, tid);
-  /* Prologue: S-1 tiles in flight (the queries ride in the first group). */
-#pragma unroll
-  for (int s0 = 0; s0 < S - 1; ++s0) {
-    if (ld.valid(it)) {
-      T *nb = kvbuf + s0 * 2 * N * P;
-      kl.issue(nb, nb + N * P, ld, b, kvh, tid);
-      ld.template next<N>(l.segs, nbo, it);
-      if (ld.valid(it)) kl.fetch(ld, b, tid);
-    }
-    cp_commit();
-  }
+  if (ld.valid(it)) load_kv<T, N, D, NT>(kvbuf, kvbuf + N * P, ld, b, kvh, tid);
+  cp_commit();
+  ld.template next<N>(l.segs, it);
 
   float o[ON][4];
 #pragma unroll
@@ -246,17 +212,14 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
   bool have_q = false;
 
   for (int stage = 0; cp.valid(it); ++stage) {
-    /* Tile `stage` has landed once at most S-2 newer groups are pending; the barrier also
-     * tells every warp that tile stage-1's buffer, refilled next, has been consumed. */
-    cp_wait<S - 2>();
-    __syncthreads();
-    if (ld.valid(it)) {
-      T *nb = kvbuf + ((stage + S - 1) % S) * 2 * N * P;
-      kl.issue(nb, nb + N * P, ld, b, kvh, tid);
-      ld.template next<N>(l.segs, nbo, it);
-      if (ld.valid(it)) kl.fetch(ld, b, tid);
+    const bool more = ld.valid(it);
+    if (more) {
+      T *nb = kvbuf + ((stage + 1) & 1) * 2 * N * P;
+      load_kv<T, N, D, NT>(nb, nb + N * P, ld, b, kvh, tid);
     }
     cp_commit();
+    cp_wait<1>();
+    __syncthreads();
     if (!have_q) {
 #pragma unroll
       for (int k = 0; k < KT; ++k) {
@@ -265,7 +228,7 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
       }
       have_q = true;
     }
-    const T *ks = kvbuf + (stage % S) * 2 * N * P;
+    const T *ks = kvbuf + (stage & 1) * 2 * N * P;
     const T *vs = ks + N * P;
     const int valid = cp.end - cp.pos;  /* tokens of this tile (>= N means full) */
     const int t0 = wn * G::NS;
@@ -341,7 +304,9 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
         dt<T>::mma(o[j + 1], pa, vb[2], vb[3]);
       }
     }
-    cp.template next<N>(l.segs, nbo, it);
+    __syncthreads();  /* this stage's buffer is refilled two stages on */
+    cp.template next<N>(l.segs, it);
+    if (more) ld.template next<N>(l.segs, it);
   }
   cp_wait<0>();
 
