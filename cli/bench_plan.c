@@ -108,9 +108,8 @@ static int run_all(const av_gpu_t *gpu, const av_variants_t *vs, int runs, doubl
                     : av_error_set(err, AV_ERR_INTERNAL, NULL, NULL, "no roofline cost model");
   for (int b = 0; b < 2 && rc == AV_OK; b++) {
     w[b] = av_workload_from_levels(k_batches[b].B, k_batches[b].L, 3, &h, err);
-    av_cost_env_t env = {.gpu = gpu, .heads = &h, .variants = vs};
-    if (w[b]) cost[b] = av_costmodel_create(roofline, NULL, &env, err);
-    if (!w[b] || !cost[b]) rc = err->code ? err->code : AV_ERR_INTERNAL;
+    rc = w[b] ? av_cli_cost_create(roofline, NULL, gpu, &h, vs, &cost[b], err)
+              : (err->code ? err->code : AV_ERR_INTERNAL);
   }
   int n_ops = 0;
   const av_scheduler_ops_t *const *all = av_scheduler_all(&n_ops);

@@ -1,14 +1,18 @@
 /* Helpers every `anvil` subcommand shares: a small long/short option parser that reports
  * mistakes as av_error_t values (AV_ERR_USAGE, exit 1) instead of printing, the one-line
- * error printer, and parsing of the command-line forms of workloads and heads. */
+ * error printer, parsing of the command-line forms of workloads and heads, and loading what
+ * a planning command needs (GPU spec, kernel variants, scheduler and cost model). */
 #ifndef AV_CLI_UTIL_H
 #define AV_CLI_UTIL_H
 
 #include <jansson.h>
 #include <stdint.h>
 
+#include "costmodels/costmodel.h"
+#include "schedulers/scheduler.h"
 #include "sim/error.h"
 #include "sim/gpu.h"
+#include "sim/variants.h"
 #include "sim/workload.h"
 
 /* One option of a subcommand. `key` is what the parser returns for it (a short letter or
@@ -55,6 +59,40 @@ int av_cli_load_workload(const char *cmd, const char *spec_path, const char *lev
 
 /* Loads the GPU spec `name` for a command's --gpu option (messages name the option). */
 int av_cli_load_gpu(const char *cmd, const char *name, av_gpu_t *out, av_error_t *err);
+
+/* The scheduler and cost model a planning command names (--scheduler, --cost-model) and
+ * their repeatable -p / -c KEY=VALUE assignments, as parsed. */
+#define AV_CLI_MAX_ASSIGN 32
+typedef struct av_cli_model_args {
+  const char *sched, *cost;
+  const char *sp[AV_CLI_MAX_ASSIGN], *cp[AV_CLI_MAX_ASSIGN];
+  int n_sp, n_cp;
+} av_cli_model_args_t;
+
+/* Records the value of -p (key 'p') or -c (any other key); AV_ERR_USAGE naming the option
+ * past AV_CLI_MAX_ASSIGN of one kind. */
+int av_cli_add_assign(const char *cmd, int key, const char *value, av_cli_model_args_t *a,
+                      av_error_t *err);
+
+/* The resolved models: ops looked up by name (messages name --scheduler / --cost-model) and
+ * their parameters with the assignments applied (messages name -p / -c). Nothing to free. */
+typedef struct av_cli_models {
+  const av_scheduler_ops_t *sops;
+  const av_costmodel_ops_t *cops;
+  av_params_t sp, cp;
+} av_cli_models_t;
+int av_cli_models_load(const char *cmd, const av_cli_model_args_t *a, av_cli_models_t *out,
+                       av_error_t *err);
+
+/* Loads kernels/variants.json. With `optional`, a missing table (AV_ERR_IO: no CUDA build
+ * and none checked in) leaves *out NULL and succeeds; any other error fails. */
+int av_cli_load_variants(int optional, av_variants_t **out, av_error_t *err);
+
+/* A cost model instance for a batch with heads `h` on `gpu` (params NULL = defaults);
+ * *out NULL and err filled when it cannot be made. Caller owns (av_costmodel_destroy). */
+int av_cli_cost_create(const av_costmodel_ops_t *ops, const av_params_t *params,
+                       const av_gpu_t *gpu, const av_heads_t *h, const av_variants_t *vs,
+                       av_costmodel_t **out, av_error_t *err);
 
 /* Creates a directory and its parents (like mkdir -p). */
 int av_cli_mkdirs(const char *dir, av_error_t *err);

@@ -185,11 +185,12 @@ static int exec_batch(const av_experiment_t *e, int bi, const exec_opts_t *o,
   int n_all = 0;
   const av_scheduler_ops_t *const *all = av_scheduler_all(&n_all);
   const int ns = o->all ? n_all : e->n_scheds;
-  av_cost_env_t env = {.gpu = &e->gpus[0], .heads = &b->w->heads, .variants = vs};
-  av_costmodel_t *cost = av_costmodel_create(e->cost_ops, &e->cost_params, &env, err);
-  if (!cost) return err->code ? err->code : AV_ERR_INTERNAL;
+  av_costmodel_t *cost;
+  int rc = av_cli_cost_create(e->cost_ops, &e->cost_params, &e->gpus[0], &b->w->heads, vs,
+                              &cost, err);
+  if (rc) return rc;
   av_exec_batch_t *eb = av_exec_batch_create(b->w, 1, o->check_req, err);
-  int rc = eb ? AV_OK : (err->code ? err->code : AV_ERR_INTERNAL);
+  rc = eb ? AV_OK : (err->code ? err->code : AV_ERR_INTERNAL);
   for (int si = 0; rc == AV_OK && si < ns; ++si) {
     const av_scheduler_ops_t *ops = o->all ? all[si] : e->scheds[si].ops;
     av_params_t params;
@@ -293,10 +294,7 @@ int av_cmd_exec(int argc, char **argv) {
   if (rc == AV_OK && o.copy_bw) rc = av_exec_copy_bandwidth((size_t)1 << 30, 20, &copy_GBps, &err);
   o.copy_GBps = copy_GBps;
   if (rc == AV_OK && copy_GBps > 0) printf("copy bandwidth (read+write): %.0f GB/s\n", copy_GBps);
-  if (rc == AV_OK && e) {
-    vs = av_variants_load(NULL, &err);
-    if (!vs) rc = err.code ? err.code : AV_ERR_INTERNAL;
-  }
+  if (rc == AV_OK && e) rc = av_cli_load_variants(0, &vs, &err);
   if (rc == AV_OK)
     printf("%-18s %-6s %-4s %-16s %7s %10s %8s %10s %s\n", "batch", "heads", "type", "scheduler",
            "ctas", "median_us", "floor%", "max_rel", "check");

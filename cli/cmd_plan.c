@@ -12,7 +12,6 @@
 #include "sim/json_util.h"
 
 enum { OPT_LEVELS = 256, OPT_HEADS, OPT_HEAD_DIM, OPT_COST, OPT_WORKLOAD };
-#define MAX_ASSIGN 32
 
 static const av_cli_opt_t k_opts[] = {
     {"workload", OPT_WORKLOAD, "SPEC.json", "the batch as a workload spec file"},
@@ -29,9 +28,8 @@ static const av_cli_opt_t k_opts[] = {
     {NULL, 0, NULL, NULL}};
 
 typedef struct plan_opts {
-  const char *spec, *levels, *sched, *gpu, *cost, *out;
-  const char *sp[MAX_ASSIGN], *cp[MAX_ASSIGN];
-  int n_sp, n_cp;
+  const char *spec, *levels, *gpu, *out;
+  av_cli_model_args_t models;
   av_heads_t heads;
 } plan_opts_t;
 
@@ -52,19 +50,14 @@ static int parse_args(int argc, char **argv, plan_opts_t *o, av_error_t *err) {
         o->spec = v;
         break;
       case OPT_LEVELS: o->levels = v; break;
-      case 's': o->sched = v; break;
+      case 's': o->models.sched = v; break;
       case 'g': o->gpu = v; break;
-      case OPT_COST: o->cost = v; break;
+      case OPT_COST: o->models.cost = v; break;
       case 'o': o->out = v; break;
       case 'p':
-      case 'c': {
-        int *n = k == 'p' ? &o->n_sp : &o->n_cp;
-        if (*n == MAX_ASSIGN)
-          return av_error_set(err, AV_ERR_USAGE, "plan", k == 'p' ? "-p" : "-c",
-                              "at most %d parameters", MAX_ASSIGN);
-        (k == 'p' ? o->sp : o->cp)[(*n)++] = v;
+      case 'c':
+        if (av_cli_add_assign("plan", k, v, &o->models, err)) return err->code;
         break;
-      }
       case OPT_HEADS:
         if (av_cli_parse_heads("plan", v, &o->heads, err)) return err->code;
         break;
@@ -74,7 +67,7 @@ static int parse_args(int argc, char **argv, plan_opts_t *o, av_error_t *err) {
         break;
     }
   }
-  if (!o->sched)
+  if (!o->models.sched)
     return av_error_set(err, AV_ERR_USAGE, "plan", "--scheduler",
                         "missing; name the scheduler (anvil list shows them)");
   if (!o->out)
@@ -83,17 +76,10 @@ static int parse_args(int argc, char **argv, plan_opts_t *o, av_error_t *err) {
   return AV_OK;
 }
 
-static int apply_params(av_params_t *p, const av_param_def_t *defs, const char *const *as,
-                        int n, const char *source, av_error_t *err) {
-  int rc = av_params_init(p, defs, err);
-  for (int i = 0; !rc && i < n; i++) rc = av_params_set_text(p, as[i], source, err);
-  return rc;
-}
-
 int av_cmd_plan(int argc, char **argv) {
   av_error_t err;
   av_error_clear(&err);
-  plan_opts_t o = {.gpu = "H200-SXM", .cost = "roofline",
+  plan_opts_t o = {.gpu = "H200-SXM", .models = {.cost = "roofline"},
                    .heads = {.hq = 32, .hkv = 8, .head_dim = 128, .dtype = AV_DTYPE_FP16}};
   int rc = parse_args(argc, argv, &o, &err);
   if (rc == -1) {
@@ -106,36 +92,21 @@ int av_cmd_plan(int argc, char **argv) {
   }
   if (rc) return av_cli_fail(&err);
 
-  const av_scheduler_ops_t *sops = NULL;
-  const av_costmodel_ops_t *cops = NULL;
-  av_params_t sp, cp;
+  av_cli_models_t m;
   av_gpu_t gpu;
   av_workload_t *w = NULL;
   av_costmodel_t *cost = NULL;
   av_variants_t *vs = NULL;
   av_plan_t *plan = NULL;
   json_t *doc = NULL;
-  av_error_t verr;
-  av_error_clear(&verr);
-  rc = av_scheduler_lookup(o.sched, "plan", "--scheduler", &sops, &err);
-  if (!rc) rc = apply_params(&sp, sops->params, o.sp, o.n_sp, "-p", &err);
-  if (!rc) rc = av_costmodel_lookup(o.cost, "plan", "--cost-model", &cops, &err);
-  if (!rc) rc = apply_params(&cp, cops->params, o.cp, o.n_cp, "-c", &err);
+  rc = av_cli_models_load("plan", &o.models, &m, &err);
   if (!rc) rc = av_cli_load_gpu("plan", o.gpu, &gpu, &err);
   if (!rc) rc = av_cli_load_workload("plan", o.spec, o.levels, &o.heads, &w, &err);
-  if (!rc) {
-    vs = av_variants_load(NULL, &verr); /* optional, as in `anvil run` */
-    if (!vs && verr.code != AV_ERR_IO) rc = av_error_set(&err, verr.code, verr.source,
-                                                         verr.path, "%s", verr.message);
-  }
-  if (!rc) {
-    av_cost_env_t env = {.gpu = &gpu, .heads = &w->heads, .variants = vs};
-    cost = av_costmodel_create(cops, &cp, &env, &err);
-    if (!cost) rc = err.code ? err.code : AV_ERR_INTERNAL;
-  }
+  if (!rc) rc = av_cli_load_variants(1, &vs, &err);
+  if (!rc) rc = av_cli_cost_create(m.cops, &m.cp, &gpu, &w->heads, vs, &cost, &err);
   if (!rc) {
     av_sched_ctx_t ctx = {.workload = w, .gpu = &gpu, .variants = vs, .cost = cost};
-    rc = av_scheduler_plan(sops, &sp, &ctx, &plan, &err);
+    rc = av_scheduler_plan(m.sops, &m.sp, &ctx, &plan, &err);
   }
   if (!rc) rc = av_plan_check(plan, w, &err);
   if (!rc) {

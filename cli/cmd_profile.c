@@ -98,10 +98,7 @@ int av_cmd_profile(int argc, char **argv) {
   rc = av_device_query(&d, &err);
   if (!rc) rc = av_device_pick_spec(&d, o.gpu_spec, NULL, &g, note, sizeof note, &err);
   if (!rc && note[0]) fprintf(stderr, "anvil: note: %s\n", note);
-  if (!rc) {
-    vs = av_variants_load(NULL, &err);
-    if (!vs) rc = err.code ? err.code : AV_ERR_INTERNAL;
-  }
+  if (!rc) rc = av_cli_load_variants(0, &vs, &err);
   if (!rc) {
     av_profile_opts_t po;
     av_profile_opts_default(&po);

@@ -95,10 +95,7 @@ int av_cmd_replay(int argc, char **argv) {
   rc = av_cli_load_gpu("replay", o.gpu, &gpu, &err);
   if (!rc) rc = av_plan_load(o.plan, &p, &w, &err);
   if (!rc) rc = av_plan_check(p, w, &err);
-  if (!rc) {
-    vs = av_variants_load(NULL, &err);
-    if (!vs) rc = err.code ? err.code : AV_ERR_INTERNAL;
-  }
+  if (!rc) rc = av_cli_load_variants(0, &vs, &err);
   if (!rc) rc = av_replay_load(o.trace, p, &t, &err);
   if (!rc) rc = av_replay_run(&t, p, w, &gpu, vs, &r, o.timeline ? &tl : NULL, &err);
   if (!rc && o.timeline) rc = av_timeline_write_chrome(&tl, p, o.timeline, &err);

@@ -123,9 +123,9 @@ static int run_all(const av_experiment_t *e, const run_opts_t *o, run_state_t *s
   for (int g = 0; !rc && g < e->n_gpus; g++)
     for (int bi = 0; !rc && bi < e->n_batches; bi++) {
       const av_exp_batch_t *b = &e->batches[bi];
-      av_cost_env_t env = {.gpu = &e->gpus[g], .heads = &b->w->heads, .variants = st->vs};
-      av_costmodel_t *cost = av_costmodel_create(e->cost_ops, &e->cost_params, &env, err);
-      if (!cost) {
+      av_costmodel_t *cost;
+      if (av_cli_cost_create(e->cost_ops, &e->cost_params, &e->gpus[g], &b->w->heads, st->vs,
+                             &cost, err)) {
         rc = annotate(err, e, b, 0, g);
         break;
       }

@@ -112,15 +112,11 @@ static int predict_cell(const av_gpu_t *g, const av_variants_t *vs, const av_til
                         int d, int32_t rows, int64_t kv, double *us, av_error_t *err) {
   av_workload_t *w = av_profile_workload(rows, &kv, 1, d, AV_DTYPE_FP16, err);
   av_plan_t *p = w ? av_profile_plan(w, tile, 1, err) : NULL;
-  av_cost_env_t env = {.gpu = g, .heads = w ? &w->heads : NULL, .variants = vs};
   av_params_t prm;
   const av_costmodel_ops_t *ops = av_costmodel_find("roofline");
   av_costmodel_t *cost = NULL;
   int rc = p ? av_params_init(&prm, ops->params, err) : (err->code ? err->code : AV_ERR_INTERNAL);
-  if (!rc) {
-    cost = av_costmodel_create(ops, &prm, &env, err);
-    if (!cost) rc = err->code ? err->code : AV_ERR_INTERNAL;
-  }
+  if (!rc) rc = av_cli_cost_create(ops, &prm, g, &w->heads, vs, &cost, err);
   av_sim_config_t cfg = {.model = AV_SIM_ENGINE, .record_timeline = 1};
   av_sim_result_t res;
   av_timeline_t tl = {0};
@@ -224,8 +220,8 @@ int av_cmd_table2(int argc, char **argv) {
     return 0;
   }
   if (rc) return av_cli_fail(&err);
-  av_variants_t *vs = av_variants_load(NULL, &err);
-  if (!vs) return av_cli_fail(&err);
+  av_variants_t *vs;
+  if (av_cli_load_variants(0, &vs, &err)) return av_cli_fail(&err);
   printf("FlashForge Table 2: one CTA alone, time in us; n = KV tokens, n_q = query rows "
          "(GQA group 1)\n");
   for (int i = 0; i < o.n_gpus && !rc; i++) rc = predicted_table(&o, vs, o.gpus[i], &err);

@@ -15,7 +15,6 @@
 #include "sim/variants.h"
 
 enum { OPT_COST = 256, OPT_SIM, OPT_HEADS };
-#define MAX_ASSIGN 32
 
 static const av_cli_opt_t k_opts[] = {
     {"scheduler", 's', "NAME", "scheduler (required; anvil list shows them)"},
@@ -29,9 +28,8 @@ static const av_cli_opt_t k_opts[] = {
     {NULL, 0, NULL, NULL}};
 
 typedef struct trace_opts {
-  const char *path, *sched, *gpu, *cost, *sim;
-  const char *sp[MAX_ASSIGN], *cp[MAX_ASSIGN];
-  int n_sp, n_cp;
+  const char *path, *gpu, *sim;
+  av_cli_model_args_t models;
   av_heads_t heads;
 } trace_opts_t;
 
@@ -48,22 +46,17 @@ static int parse(int argc, char **argv, trace_opts_t *o, av_error_t *err) {
         if (o->path) return av_error_set(err, AV_ERR_USAGE, "trace", v, "unexpected second trace");
         o->path = v;
         break;
-      case 's': o->sched = v; break;
+      case 's': o->models.sched = v; break;
       case 'g': o->gpu = v; break;
-      case OPT_COST: o->cost = v; break;
+      case OPT_COST: o->models.cost = v; break;
       case OPT_SIM: o->sim = v; break;
       case OPT_HEADS:
         if (av_cli_parse_heads("trace", v, &o->heads, err)) return err->code;
         break;
       case 'p':
-      case 'c': {
-        int *n = k == 'p' ? &o->n_sp : &o->n_cp;
-        if (*n == MAX_ASSIGN)
-          return av_error_set(err, AV_ERR_USAGE, "trace", k == 'p' ? "-p" : "-c",
-                              "at most %d parameters", MAX_ASSIGN);
-        (k == 'p' ? o->sp : o->cp)[(*n)++] = v;
+      case 'c':
+        if (av_cli_add_assign("trace", k, v, &o->models, err)) return err->code;
         break;
-      }
       default:
         return av_error_set(err, AV_ERR_USAGE, "trace", v ? v : "",
                             "unexpected argument; see anvil trace --help");
@@ -71,23 +64,14 @@ static int parse(int argc, char **argv, trace_opts_t *o, av_error_t *err) {
   }
   if (!o->path)
     return av_error_set(err, AV_ERR_USAGE, "trace", "TRACE.jsonl", "missing; name the trace");
-  if (!o->sched)
+  if (!o->models.sched)
     return av_error_set(err, AV_ERR_USAGE, "trace", "--scheduler",
                         "missing; name the scheduler (anvil list shows them)");
   return AV_OK;
 }
 
-static int apply_params(av_params_t *p, const av_param_def_t *defs, const char *const *as,
-                        int n, const char *source, av_error_t *err) {
-  int rc = av_params_init(p, defs, err);
-  for (int i = 0; !rc && i < n; i++) rc = av_params_set_text(p, as[i], source, err);
-  return rc;
-}
-
 typedef struct trace_run {
-  const av_scheduler_ops_t *sops;
-  const av_costmodel_ops_t *cops;
-  av_params_t sp, cp;
+  av_cli_models_t m;
   av_sim_config_t cfg;
   av_gpu_t gpu;
   av_variants_t *vs;
@@ -107,15 +91,14 @@ static int run_step(trace_run_t *s, int32_t i, const av_workload_t *w, av_error_
   if (!reuse) {
     if (!s->cost || memcmp(&s->cost_heads, &w->heads, sizeof w->heads) != 0) {
       av_costmodel_destroy(s->cost);
-      av_cost_env_t env = {.gpu = &s->gpu, .heads = &w->heads, .variants = s->vs};
-      s->cost = av_costmodel_create(s->cops, &s->cp, &env, err);
-      if (!s->cost) return err->code ? err->code : AV_ERR_INTERNAL;
+      rc = av_cli_cost_create(s->m.cops, &s->m.cp, &s->gpu, &w->heads, s->vs, &s->cost, err);
+      if (rc) return rc;
       s->cost_heads = w->heads;
     }
     av_plan_destroy(s->plan);
     s->plan = NULL;
     av_sched_ctx_t ctx = {.workload = w, .gpu = &s->gpu, .variants = s->vs, .cost = s->cost};
-    rc = av_scheduler_plan(s->sops, &s->sp, &ctx, &s->plan, err);
+    rc = av_scheduler_plan(s->m.sops, &s->m.sp, &ctx, &s->plan, err);
     if (!rc) rc = av_plan_check(s->plan, w, err);
     if (rc) return rc;
     s->planned = w;
@@ -139,7 +122,7 @@ static int run_step(trace_run_t *s, int32_t i, const av_workload_t *w, av_error_
 int av_cmd_trace(int argc, char **argv) {
   av_error_t err;
   av_error_clear(&err);
-  trace_opts_t o = {.gpu = "H200-SXM", .cost = "roofline", .sim = "engine",
+  trace_opts_t o = {.gpu = "H200-SXM", .models = {.cost = "roofline"}, .sim = "engine",
                     .heads = {.hq = 32, .hkv = 8, .head_dim = 128, .dtype = AV_DTYPE_FP16}};
   int rc = parse(argc, argv, &o, &err);
   if (rc == -1) {
@@ -154,23 +137,17 @@ int av_cmd_trace(int argc, char **argv) {
   trace_run_t s;
   memset(&s, 0, sizeof s);
   av_trace_t *tr = NULL;
-  rc = av_scheduler_lookup(o.sched, "trace", "--scheduler", &s.sops, &err);
-  if (!rc) rc = apply_params(&s.sp, s.sops->params, o.sp, o.n_sp, "-p", &err);
-  if (!rc) rc = av_costmodel_lookup(o.cost, "trace", "--cost-model", &s.cops, &err);
-  if (!rc) rc = apply_params(&s.cp, s.cops->params, o.cp, o.n_cp, "-c", &err);
+  rc = av_cli_models_load("trace", &o.models, &s.m, &err);
   if (!rc) rc = av_sim_model_lookup(o.sim, "trace", "--sim", &s.cfg.model, &err);
   if (!rc) rc = av_cli_load_gpu("trace", o.gpu, &s.gpu, &err);
-  if (!rc) {
-    s.vs = av_variants_load(NULL, &err);
-    if (!s.vs) rc = err.code ? err.code : AV_ERR_INTERNAL;
-  }
+  if (!rc) rc = av_cli_load_variants(0, &s.vs, &err);
   if (!rc) {
     tr = av_trace_load(o.path, &o.heads, &err);
     if (!tr) rc = err.code ? err.code : AV_ERR_INTERNAL;
   }
   if (!rc) {
     printf("# trace %s: %d steps, scheduler %s, cost model %s, sim %s, gpu %s\n", o.path,
-           av_trace_steps(tr), s.sops->name, s.cops->name, o.sim, s.gpu.name);
+           av_trace_steps(tr), s.m.sops->name, s.m.cops->name, o.sim, s.gpu.name);
     printf("%6s %9s %7s %9s %-8s %14s %9s %8s\n", "step", "requests", "nodes", "items", "plan",
            "predicted_us", "hbm_MB", "bubble%");
   }

@@ -111,3 +111,13 @@ double av__cost_padded_flops(const av_heads_t *h, const av_cost_query_t *q) {
   double kv = round_up((double)q->kv_tokens, q->tile.n_tokens);
   return 4.0 * rows * kv * (double)h->head_dim;
 }
+
+void av__cost_item_traffic(const av_heads_t *h, const av_cost_query_t *q, av_item_cost_t *out) {
+  out->hbm_bytes = av_cost_item_bytes(h, q->rows, q->kv_tokens, q->output);
+  out->flops = av__cost_padded_flops(h, q);
+}
+
+double av__cost_fixed_us(const av_params_t *p, const av_cost_env_t *env) {
+  double fixed = av_params_double(p, "fixed_us");
+  return fixed < 0 ? env->gpu->cta_fixed_us : fixed;
+}

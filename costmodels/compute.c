@@ -21,8 +21,7 @@ static int compute_create(const av_params_t *p, const av_cost_env_t *env, void *
   compute_state_t *s = av__cost_alloc_state(sizeof *s, "compute", err);
   if (!s) return AV_ERR_NOMEM;
   s->tensor_scale = av_params_double(p, "tensor_scale");
-  s->fixed_us = av_params_double(p, "fixed_us");
-  if (s->fixed_us < 0) s->fixed_us = env->gpu->cta_fixed_us;
+  s->fixed_us = av__cost_fixed_us(p, env);
   *state = s;
   return AV_OK;
 }
@@ -31,18 +30,15 @@ static int compute_create(const av_params_t *p, const av_cost_env_t *env, void *
 static void compute_estimate(const void *state, const av_cost_env_t *env,
                              const av_cost_query_t *q, av_item_cost_t *out) {
   const compute_state_t *s = state;
-  out->hbm_bytes = av_cost_item_bytes(env->heads, q->rows, q->kv_tokens, q->output);
-  out->flops = av__cost_padded_flops(env->heads, q);
+  av__cost_item_traffic(env->heads, q, out);
   out->time_us = s->fixed_us + out->flops / av__cost_sm_tensor_flops_per_us(env, s->tensor_scale);
 }
-
-static void compute_destroy(void *state) { av__cost_free_state(state); }
 
 const av_costmodel_ops_t av_cost_compute = {
     .name = "compute",
     .description = "FastTree-style: tile-padded FLOPs over one SM's tensor rate + fixed cost",
     .params = compute_params,
     .create = compute_create,
-    .destroy = compute_destroy,
+    .destroy = av__cost_free_state,
     .estimate = compute_estimate,
 };

@@ -18,5 +18,10 @@ double av__cost_sm_tensor_flops_per_us(const av_cost_env_t *env, double scale);
 /* FLOPs of the tile the item runs: rows rounded up to m, tokens up to n (FastTree-style
  * padding; a tile dimension of 0 means no padding in it). */
 double av__cost_padded_flops(const av_heads_t *h, const av_cost_query_t *q);
+/* What every model reports besides time: the bytes the item moves (av_cost_item_bytes) and
+ * its tile-padded FLOPs. */
+void av__cost_item_traffic(const av_heads_t *h, const av_cost_query_t *q, av_item_cost_t *out);
+/* The "fixed_us" parameter resolved: -1 means the GPU spec's cta_fixed_us. */
+double av__cost_fixed_us(const av_params_t *p, const av_cost_env_t *env);
 
 #endif

@@ -28,10 +28,9 @@ static int linear_create(const av_params_t *p, const av_cost_env_t *env, void **
   double el = av_dtype_bytes(env->heads->dtype), d = env->heads->head_dim;
   s->alpha = av_params_double(p, "alpha");
   s->beta = av_params_double(p, "beta");
-  s->fixed_us = av_params_double(p, "fixed_us");
   if (s->alpha < 0) s->alpha = 2.0 * d * el / share;
   if (s->beta < 0) s->beta = 2.0 * d * el / share;
-  if (s->fixed_us < 0) s->fixed_us = env->gpu->cta_fixed_us;
+  s->fixed_us = av__cost_fixed_us(p, env);
   *state = s;
   return AV_OK;
 }
@@ -39,18 +38,15 @@ static int linear_create(const av_params_t *p, const av_cost_env_t *env, void **
 static void linear_estimate(const void *state, const av_cost_env_t *env,
                             const av_cost_query_t *q, av_item_cost_t *out) {
   const linear_state_t *s = state;
-  out->hbm_bytes = av_cost_item_bytes(env->heads, q->rows, q->kv_tokens, q->output);
-  out->flops = av__cost_padded_flops(env->heads, q);
+  av__cost_item_traffic(env->heads, q, out);
   out->time_us = s->fixed_us + s->alpha * q->rows + s->beta * (double)q->kv_tokens;
 }
-
-static void linear_destroy(void *state) { av__cost_free_state(state); }
 
 const av_costmodel_ops_t av_cost_linear = {
     .name = "linear",
     .description = "FlashInfer Alg. 1 tile cost: fixed + alpha*l_q + beta*l_kv",
     .params = linear_params,
     .create = linear_create,
-    .destroy = linear_destroy,
+    .destroy = av__cost_free_state,
     .estimate = linear_estimate,
 };

@@ -26,8 +26,7 @@ static int memory_create(const av_params_t *p, const av_cost_env_t *env, void **
   if (!s) return AV_ERR_NOMEM;
   s->bw_scale = av_params_double(p, "bw_scale");
   s->merge_read = av_params_bool(p, "merge_read");
-  s->fixed_us = av_params_double(p, "fixed_us");
-  if (s->fixed_us < 0) s->fixed_us = env->gpu->cta_fixed_us;
+  s->fixed_us = av__cost_fixed_us(p, env);
   *state = s;
   return AV_OK;
 }
@@ -35,23 +34,20 @@ static int memory_create(const av_params_t *p, const av_cost_env_t *env, void **
 static void memory_estimate(const void *state, const av_cost_env_t *env,
                             const av_cost_query_t *q, av_item_cost_t *out) {
   const memory_state_t *s = state;
-  out->hbm_bytes = av_cost_item_bytes(env->heads, q->rows, q->kv_tokens, q->output);
+  av__cost_item_traffic(env->heads, q, out);
   /* hbm_bytes stays what the item itself moves (all models agree); the time also charges
    * the merge's read of the item's partial state. */
   double bytes = out->hbm_bytes;
   if (q->output == AV_OUT_PARTIAL && s->merge_read)
     bytes += (double)q->rows * (env->heads->head_dim + 1.0) * 4.0;  /* O + lse, fp32 */
-  out->flops = av__cost_padded_flops(env->heads, q);
   out->time_us = s->fixed_us + bytes / av__cost_bw_share_Bpus(env, s->bw_scale);
 }
-
-static void memory_destroy(void *state) { av__cost_free_state(state); }
 
 const av_costmodel_ops_t av_cost_memory = {
     .name = "memory",
     .description = "PAT-style: KV + Q + output + partial write/merge-read bytes over HBM share",
     .params = memory_params,
     .create = memory_create,
-    .destroy = memory_destroy,
+    .destroy = av__cost_free_state,
     .estimate = memory_estimate,
 };

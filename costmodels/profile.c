@@ -327,8 +327,7 @@ static void profile_estimate(const void *state, const av_cost_env_t *env,
   const av_heads_t *h = env->heads;
   const profile_table_t *t = find_table(s, &q->tile, h->head_dim, h->dtype);
   if (!t) t = nearest_table(s, &q->tile, h);
-  out->hbm_bytes = av_cost_item_bytes(h, q->rows, q->kv_tokens, q->output);
-  out->flops = av__cost_padded_flops(h, q);
+  av__cost_item_traffic(h, q, out);
   out->time_us = table_time(t, (double)q->rows, (double)q->kv_tokens);
 }
 

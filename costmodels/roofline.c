@@ -23,12 +23,11 @@ typedef struct {
 
 static int roofline_create(const av_params_t *p, const av_cost_env_t *env, void **state,
                            av_error_t *err) {
-  (void)env;
   roofline_state_t *s = av__cost_alloc_state(sizeof *s, "roofline", err);
   if (!s) return AV_ERR_NOMEM;
   s->bw_scale = av_params_double(p, "bw_scale");
   s->tensor_scale = av_params_double(p, "tensor_scale");
-  s->fixed_us = av_params_double(p, "fixed_us");
+  s->fixed_us = av__cost_fixed_us(p, env);
   *state = s;
   return AV_OK;
 }
@@ -39,22 +38,17 @@ static int roofline_create(const av_params_t *p, const av_cost_env_t *env, void 
 static void roofline_estimate(const void *state, const av_cost_env_t *env,
                               const av_cost_query_t *q, av_item_cost_t *out) {
   const roofline_state_t *s = state;
-  const av_gpu_t *g = env->gpu;
-  double fixed = s->fixed_us >= 0 ? s->fixed_us : g->cta_fixed_us;
-  out->hbm_bytes = av_cost_item_bytes(env->heads, q->rows, q->kv_tokens, q->output);
-  out->flops = av__cost_padded_flops(env->heads, q);
+  av__cost_item_traffic(env->heads, q, out);
   double mem_us = out->hbm_bytes / av__cost_bw_share_Bpus(env, s->bw_scale);
   double cmp_us = out->flops / av__cost_sm_tensor_flops_per_us(env, s->tensor_scale);
-  out->time_us = fixed + fmax(mem_us, cmp_us);
+  out->time_us = s->fixed_us + fmax(mem_us, cmp_us);
 }
-
-static void roofline_destroy(void *state) { av__cost_free_state(state); }
 
 const av_costmodel_ops_t av_cost_roofline = {
     .name = "roofline",
     .description = "fixed per-CTA cost + max(bytes / HBM share, padded FLOPs / SM tensor rate)",
     .params = roofline_params,
     .create = roofline_create,
-    .destroy = roofline_destroy,
+    .destroy = av__cost_free_state,
     .estimate = roofline_estimate,
 };

@@ -1,8 +1,10 @@
-/* Helpers shared by the test binaries (heads, running a suite, reading files). */
+/* Helpers shared by the test binaries (heads, GPU and variant fixtures, running a suite,
+ * reading files, spawning the CLI). */
 #include "tests/support.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +12,63 @@
 av_heads_t av_test_heads(void) {
   av_heads_t h = {.hq = 32, .hkv = 8, .head_dim = 128, .dtype = AV_DTYPE_FP16};
   return h;
+}
+
+av_gpu_t av_test_small_gpu(void) {
+  av_gpu_t g;
+  memset(&g, 0, sizeof g);
+  snprintf(g.name, sizeof g.name, "test-gpu");
+  g.sm_arch = 90;
+  g.sm_count = 4;
+  g.max_threads_per_sm = 2048;
+  g.max_warps_per_sm = 64;
+  g.max_ctas_per_sm = 32;
+  g.max_threads_per_cta = 1024;
+  g.regs_per_sm = 65536;
+  g.max_regs_per_thread = 255;
+  g.max_regs_per_cta = 65536;
+  g.reg_alloc_unit = 256;
+  g.warp_alloc_granularity = 4;
+  g.smem_per_sm_bytes = 233472;
+  g.smem_per_cta_max_bytes = 232448;
+  g.smem_alloc_unit_bytes = 128;
+  g.smem_reserved_per_cta_bytes = 1024;
+  return g;
+}
+
+void av_test_tile_variants(av_variant_t out[2], int smem_bytes) {
+  for (int i = 0; i < 2; i++)
+    out[i] = (av_variant_t){
+        .tile = {i ? AV_KERNEL_PERSISTENT : AV_KERNEL_PARTIAL, 16, 64, 4}, .head_dim = 128,
+        .dtype = AV_DTYPE_FP16, .sm_arch = 90, .threads = 128, .regs_per_thread = 64,
+        .smem_bytes = smem_bytes};
+}
+
+av_variants_t *av_test_variants(const av_gpu_t *g, const av_heads_t *h) {
+  av_error_t err;
+  av_error_clear(&err);
+  av_variants_t *vs = av_variants_load(NULL, &err);
+  if (vs) return vs;
+  vs = calloc(1, sizeof *vs);
+  ck_assert_ptr_nonnull(vs);
+  vs->v = calloc(64, sizeof *vs->v);
+  ck_assert_ptr_nonnull(vs->v);
+  const int ms[] = {16, 32, 64, 128}, ns[] = {32, 64, 128};
+  for (int kind = 0; kind < 3; kind++)
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 3; j++) {
+        if (kind != AV_KERNEL_PARTIAL && (ns[j] != 64 || ms[i] > 64)) continue;
+        av_variant_t *v = &vs->v[vs->n++];
+        v->tile = (av_tile_t){.kind = (av_kernel_kind_t)kind, .m_rows = ms[i],
+                              .n_tokens = ns[j], .warps = 4};
+        v->head_dim = h->head_dim;
+        v->dtype = h->dtype;
+        v->sm_arch = g->sm_arch;
+        v->threads = 128;
+        v->regs_per_thread = ms[i] >= 64 ? 168 : 96;
+        v->smem_bytes = (ms[i] + 4 * ns[j]) * h->head_dim * 2;
+      }
+  return vs;
 }
 
 int av_test_run(Suite *s, int nofork) {

@@ -5,6 +5,8 @@
 #include <check.h>
 
 #include "sim/error.h"
+#include "sim/gpu.h"
+#include "sim/variants.h"
 #include "sim/workload.h"
 
 /* Fails the test with the formatted error when rc != AV_OK. */
@@ -18,6 +20,19 @@
 
 /* (32, 8) heads, d = 128, fp16: the configuration most tests use. */
 av_heads_t av_test_heads(void);
+/* A small sm_90-like GPU named "test-gpu": 4 SMs with H100-like occupancy limits (threads,
+ * warps, CTAs, registers, shared memory and their allocation units). Every rate, latency,
+ * cache and overhead field is 0: each test sets the ones its closed forms use. */
+av_gpu_t av_test_small_gpu(void);
+/* out[0] a partial and out[1] a persistent variant, both tile m=16 x n=64 with 4 warps, head
+ * dim 128, fp16, sm_90, 128 threads, 64 registers per thread and `smem_bytes` shared memory:
+ * the shared memory alone sets how many CTAs fit on an SM. */
+void av_test_tile_variants(av_variant_t out[2], int smem_bytes);
+/* The real kernels/variants.json when the build has one, else a stand-in table with every
+ * tile the schedulers may pick (partial m 16-128 x n 32-128, persistent and decode m 16-64
+ * x n 64, 4 warps) and plausible resources for `g` and `h`, so the simulator (which `auto`
+ * needs) can run on a machine without CUDA. Caller owns (av_variants_destroy). */
+av_variants_t *av_test_variants(const av_gpu_t *g, const av_heads_t *h);
 /* Runs a suite; returns the process exit status. CK_NOFORK when `nofork`. */
 int av_test_run(Suite *s, int nofork);
 /* Reads a whole file (caller frees); NULL when it cannot. */

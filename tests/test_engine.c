@@ -17,24 +17,7 @@
 /* --- fixtures ------------------------------------------------------------------------ */
 /* A small sm_90-like GPU: 4 SMs, everything fast unless a case slows one thing down. */
 static av_gpu_t test_gpu(void) {
-  av_gpu_t g;
-  memset(&g, 0, sizeof g);
-  snprintf(g.name, sizeof g.name, "test-gpu");
-  g.sm_arch = 90;
-  g.sm_count = 4;
-  g.max_threads_per_sm = 2048;
-  g.max_warps_per_sm = 64;
-  g.max_ctas_per_sm = 32;
-  g.max_threads_per_cta = 1024;
-  g.regs_per_sm = 65536;
-  g.max_regs_per_thread = 255;
-  g.max_regs_per_cta = 65536;
-  g.reg_alloc_unit = 256;
-  g.warp_alloc_granularity = 4;
-  g.smem_per_sm_bytes = 233472;
-  g.smem_per_cta_max_bytes = 232448;
-  g.smem_alloc_unit_bytes = 128;
-  g.smem_reserved_per_cta_bytes = 1024;
+  av_gpu_t g = av_test_small_gpu();
   g.hbm_bw_datasheet_GBps = 1e9;
   g.hbm_bw_measured_GBps = 1e9;
   g.l2_bytes = 0;               /* no L2 unless a case wants one */
@@ -56,13 +39,7 @@ static av_variants_t g_variants = {2, g_var};
 static const av_tile_t TILE = {AV_KERNEL_PARTIAL, 16, 64, 4};
 static const av_tile_t PTILE = {AV_KERNEL_PERSISTENT, 16, 64, 4};
 
-static void setup_variants(int smem) {
-  g_var[0] = (av_variant_t){.tile = TILE, .head_dim = 128, .dtype = AV_DTYPE_FP16,
-                            .sm_arch = 90, .threads = 128, .regs_per_thread = 64,
-                            .smem_bytes = smem};
-  g_var[1] = g_var[0];
-  g_var[1].tile = PTILE;
-}
+static void setup_variants(int smem) { av_test_tile_variants(g_var, smem); }
 
 /* Test cost model: bytes = exactly the KV bytes, FLOPs = flops_per_token x tokens. */
 static double g_flops_per_token;

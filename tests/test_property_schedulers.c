@@ -23,37 +23,6 @@ enum { N_FORESTS = 500, AUTO_EVERY = 10, MAX_CONFIGS = 128 };
 
 static const char *const gpus[] = {"A100-80GB-SXM", "RTX-4090", "H200-SXM"};
 
-/* The real kernels/variants.json when the build has one, else a stand-in table with every
- * tile the schedulers may pick (partial m 16-128 x n 32-128, persistent and decode m 16-64
- * x n 64, 4 warps) and plausible resources, so the simulator (which `auto` needs) can run
- * on a machine without CUDA. Caller owns. */
-static av_variants_t *test_variants(const av_gpu_t *g, const av_heads_t *h) {
-  av_error_t err;
-  av_error_clear(&err);
-  av_variants_t *vs = av_variants_load(NULL, &err);
-  if (vs) return vs;
-  vs = calloc(1, sizeof *vs);
-  ck_assert_ptr_nonnull(vs);
-  vs->v = calloc(64, sizeof *vs->v);
-  ck_assert_ptr_nonnull(vs->v);
-  const int ms[] = {16, 32, 64, 128}, ns[] = {32, 64, 128};
-  for (int kind = 0; kind < 3; kind++)
-    for (int i = 0; i < 4; i++)
-      for (int j = 0; j < 3; j++) {
-        if (kind != AV_KERNEL_PARTIAL && (ns[j] != 64 || ms[i] > 64)) continue;
-        av_variant_t *v = &vs->v[vs->n++];
-        v->tile = (av_tile_t){.kind = (av_kernel_kind_t)kind, .m_rows = ms[i],
-                              .n_tokens = ns[j], .warps = 4};
-        v->head_dim = h->head_dim;
-        v->dtype = h->dtype;
-        v->sm_arch = g->sm_arch;
-        v->threads = 128;
-        v->regs_per_thread = ms[i] >= 64 ? 168 : 96;
-        v->smem_bytes = (ms[i] + 4 * ns[j]) * h->head_dim * 2;
-      }
-  return vs;
-}
-
 /* One scheduler configuration: ops plus at most one assignment away from the defaults. */
 typedef struct config {
   const av_scheduler_ops_t *ops;
@@ -109,7 +78,7 @@ START_TEST(random_forests) {
   av_gpu_t gpu;
   AV_CK_OK(av_gpu_load(gpu_name, NULL, &gpu, &err), &err);
   av_heads_t vh = {.hq = 32, .hkv = 8, .head_dim = 128, .dtype = AV_DTYPE_FP16};
-  av_variants_t *variants = test_variants(&gpu, &vh);
+  av_variants_t *variants = av_test_variants(&gpu, &vh);
   const av_costmodel_ops_t *roofline = av_costmodel_find("roofline");
   ck_assert_ptr_nonnull(roofline);
   config_t cfg[MAX_CONFIGS];

@@ -12,25 +12,9 @@
 #include "sim/sim.h"
 #include "support.h"
 
+/* The small test GPU: 100 GB/s HBM, 1 MiB of L2 at 300 GB/s, 0.7 us latency. */
 static av_gpu_t test_gpu(void) {
-  av_gpu_t g;
-  memset(&g, 0, sizeof g);
-  snprintf(g.name, sizeof g.name, "test-gpu");
-  g.sm_arch = 90;
-  g.sm_count = 4;
-  g.max_threads_per_sm = 2048;
-  g.max_warps_per_sm = 64;
-  g.max_ctas_per_sm = 32;
-  g.max_threads_per_cta = 1024;
-  g.regs_per_sm = 65536;
-  g.max_regs_per_thread = 255;
-  g.max_regs_per_cta = 65536;
-  g.reg_alloc_unit = 256;
-  g.warp_alloc_granularity = 4;
-  g.smem_per_sm_bytes = 233472;
-  g.smem_per_cta_max_bytes = 232448;
-  g.smem_alloc_unit_bytes = 128;
-  g.smem_reserved_per_cta_bytes = 1024;
+  av_gpu_t g = av_test_small_gpu();
   g.hbm_bw_measured_GBps = 100;
   g.l2_bytes = 1 << 20;
   g.l2_bw_GBps = 300;
@@ -48,12 +32,7 @@ static av_variant_t g_var[2];
 static av_variants_t g_variants = {2, g_var};
 
 /* 3 CTAs per SM: 76800 B of shared memory + 1 KiB reserved = 77824 B of 233472. */
-static void setup_variants(void) {
-  for (int i = 0; i < 2; i++)
-    g_var[i] = (av_variant_t){.tile = i ? PTILE : TILE, .head_dim = 128,
-                              .dtype = AV_DTYPE_FP16, .sm_arch = 90, .threads = 128,
-                              .regs_per_thread = 64, .smem_bytes = 76800};
-}
+static void setup_variants(void) { av_test_tile_variants(g_var, 76800); }
 
 /* n requests each on its own root of 64 tokens, hkv heads; one FINAL item per request on a
  * grid launch, or on a persistent launch of `pctas` CTAs (item r on CTA r mod pctas). */

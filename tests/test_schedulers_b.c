@@ -15,37 +15,6 @@ extern const av_scheduler_ops_t av_sched_profit_pack, av_sched_streamk_balance, 
 
 static av_gpu_t gpu;
 
-/* The real kernels/variants.json when the build has one, else a stand-in table with every
- * tile the schedulers may pick (partial m 16-128 x n 32-128, persistent and decode m 16-64
- * x n 64, 4 warps) and plausible resources, so the simulator (which `auto` needs) can run
- * on a machine without CUDA. Caller owns. */
-static av_variants_t *test_variants(const av_gpu_t *g, const av_heads_t *h) {
-  av_error_t err;
-  av_error_clear(&err);
-  av_variants_t *vs = av_variants_load(NULL, &err);
-  if (vs) return vs;
-  vs = calloc(1, sizeof *vs);
-  ck_assert_ptr_nonnull(vs);
-  vs->v = calloc(64, sizeof *vs->v);
-  ck_assert_ptr_nonnull(vs->v);
-  const int ms[] = {16, 32, 64, 128}, ns[] = {32, 64, 128};
-  for (int kind = 0; kind < 3; kind++)
-    for (int i = 0; i < 4; i++)
-      for (int j = 0; j < 3; j++) {
-        if (kind != AV_KERNEL_PARTIAL && (ns[j] != 64 || ms[i] > 64)) continue;
-        av_variant_t *v = &vs->v[vs->n++];
-        v->tile = (av_tile_t){.kind = (av_kernel_kind_t)kind, .m_rows = ms[i],
-                              .n_tokens = ns[j], .warps = 4};
-        v->head_dim = h->head_dim;
-        v->dtype = h->dtype;
-        v->sm_arch = g->sm_arch;
-        v->threads = 128;
-        v->regs_per_thread = ms[i] >= 64 ? 168 : 96;
-        v->smem_bytes = (ms[i] + 4 * ns[j]) * h->head_dim * 2;
-      }
-  return vs;
-}
-
 static void setup(void) {
   av_error_t err;
   av_error_clear(&err);
@@ -354,7 +323,7 @@ START_TEST(auto_records_choice) {
   av_error_clear(&err);
   av_workload_t *w = av_workload_from_levels(B, L, 2, &h, &err);
   AV_CK_OK(w ? AV_OK : err.code, &err);
-  av_variants_t *vs = test_variants(&gpu, &h);
+  av_variants_t *vs = av_test_variants(&gpu, &h);
   av_sched_ctx_t ctx = {.workload = w, .gpu = &gpu, .variants = vs, .cost = NULL};
   av_params_t params;
   AV_CK_OK(av_params_init(&params, av_sched_auto.params, &err), &err);
