@@ -216,11 +216,8 @@ def across_gpus():
     return {
         "name": "across_gpus",
         "description": "FlashForge 6.4: one 50K-context prefix-shared batch (64 requests, 90% shared) predicted on "
-                       "four GPU specs; greedy_division vs query-centric FlashDecoding per GPU.",
-        # RTX-4090 is left out: no compiled decode tile of kernels/variants.json fits sm_89's
-        # 99 KiB of shared memory per CTA, so query_centric cannot plan for it
-        # (docs/reproductions.md, study 7).
-        "gpus": ["A100-40GB-PCIe", "A100-80GB-SXM", "H100-SXM", "H200-SXM"],
+                       "five GPU specs; greedy_division vs query-centric FlashDecoding per GPU.",
+        "gpus": ["A100-40GB-PCIe", "A100-80GB-SXM", "H100-SXM", "H200-SXM", "RTX-4090"],
         "sim": "engine",
         "heads": FF_HEADS,
         "workloads": [{"kind": "ratio", "name": "50K x64 shared 0.9", "batch": 64,

@@ -14,6 +14,7 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/experiment.h"
+#include "cli/validate_offline.h"
 #include "cli/validate_report.h"
 #include "sim/json_util.h"
 #include "sim/replay.h"
@@ -21,7 +22,7 @@
 #include "validation/executor.h"
 #include "validation/profile.h"
 
-enum { OPT_SPEC = 256, OPT_NO_CAL, OPT_TRACE_OF, OPT_REPEATS };
+enum { OPT_SPEC = 256, OPT_NO_CAL, OPT_TRACE_OF, OPT_REPEATS, OPT_OFFLINE };
 
 static const av_cli_opt_t k_opts[] = {
     {"out", 'o', "DIR", "output directory (default out/<experiment name>/validation)"},
@@ -31,11 +32,13 @@ static const av_cli_opt_t k_opts[] = {
     {"spec", OPT_SPEC, "FILE", "calibrated spec (default profiles/<gpu>.spec.json if present)"},
     {"no-calibration", OPT_NO_CAL, NULL, "predict with sim/gpus/<gpu>.json as is"},
     {"repeats", OPT_REPEATS, "N", "timed runs per plan (median; default 20)"},
+    {"offline", OPT_OFFLINE, "VALIDATION.json",
+     "no GPU: re-predict a recorded report's pairs, recompute its statistics"},
     {"help", 'h', NULL, "show this help"},
     {NULL, 0, NULL, NULL}};
 
 typedef struct vopts {
-  const char *exp, *out, *trace_of, *gpu_spec, *spec;
+  const char *exp, *out, *trace_of, *gpu_spec, *spec, *offline;
   int trace, no_cal;
   int64_t repeats;
 } vopts_t;
@@ -69,6 +72,7 @@ static int parse_args(int argc, char **argv, vopts_t *o, av_error_t *err) {
       case 'g': o->gpu_spec = v; break;
       case OPT_SPEC: o->spec = v; break;
       case OPT_NO_CAL: o->no_cal = 1; break;
+      case OPT_OFFLINE: o->offline = v; break;
       case OPT_REPEATS:
         if (av_cli_parse_int("validate", "--repeats", v, 1, 1000, &o->repeats, err))
           return err->code;
@@ -76,7 +80,7 @@ static int parse_args(int argc, char **argv, vopts_t *o, av_error_t *err) {
       case 'h': return -1;
     }
   }
-  if (!o->exp)
+  if (!o->exp && !o->offline)
     return av_error_set(err, AV_ERR_USAGE, "validate", NULL,
                         "missing the experiment file (usage: anvil validate EXP.json)");
   if (o->spec && o->no_cal)
@@ -264,18 +268,27 @@ int av_cmd_validate(int argc, char **argv) {
   vopts_t o = {0};
   int rc = parse_args(argc, argv, &o, &err);
   if (rc == -1) {
-    av_cli_print_help("validate EXP.json [--out DIR] [--trace] [--gpu-spec NAME]",
+    av_cli_print_help("validate EXP.json [--out DIR] [--trace] [--gpu-spec NAME]\n"
+                      "       anvil validate --offline VALIDATION.json [EXP.json] [--out DIR]",
                       "Runs every batch x scheduler of an experiment on this GPU and compares "
                       "the\nsimulator's prediction with the measurement: APE per pair, MAPE, "
                       "worst error,\nSpearman and Kendall rank correlation, best-plan agreement, "
                       "regret and auto's\ngap to the best plan. Writes DIR/validation.json and "
-                      "DIR/validation.csv.\nNeeds a CUDA device. Method: docs/validation.md.",
+                      "DIR/validation.csv.\nNeeds a CUDA device, except with --offline: "
+                      "the recorded measurements are\nkept, every plan is re-made and "
+                      "re-simulated. Method: docs/validation.md.",
                       k_opts);
     return 0;
   }
   if (rc) return av_cli_fail(&err);
   vctx_t c = {.o = &o};
   command_line(argc, argv, c.rep.command, sizeof c.rep.command);
+  if (o.offline) {
+    /* recorded measurements, current simulator: cli/validate_offline.c */
+    av_voffline_opts_t vo = {.record = o.offline, .exp = o.exp, .out = o.out, .spec = o.spec,
+                             .no_cal = o.no_cal, .command = c.rep.command};
+    return av_validate_offline(&vo);
+  }
   c.rep.repeats = (int)o.repeats;
   rc = av_experiment_load(o.exp, &c.e, &err);
   if (!rc) {

@@ -31,20 +31,22 @@ static void layout(av__eng_t *e, carve_t *c, int64_t n_items, int64_t n_merge, i
   e->item_other_bytes = carve(c, (size_t)n_items, sizeof(double));
   e->item_flops = carve(c, (size_t)n_items, sizeof(double));
   e->item_kv_tokens = carve(c, (size_t)n_items, sizeof(int64_t));
+  e->item_fixed = carve(c, (size_t)n_items, sizeof(double));
+  e->item_cap = carve(c, (size_t)n_items, sizeof(double));
   e->merge_bytes = carve(c, (size_t)n_merge, sizeof(double));
   double **sm_d[] = {&e->W,     &e->PHI,   &e->rho,   &e->irho,  &e->phi,
                      &e->iphi,  &e->Cn,    &e->nC,    &e->mtmin, &e->ftmin,
-                     &e->tamin, &e->next,  &e->busy_since, &e->busy_us};
+                     &e->tamin, &e->next,  &e->busy_since, &e->busy_us, &e->capsum};
   for (size_t i = 0; i < sizeof sm_d / sizeof *sm_d; i++) *sm_d[i] = carve(c, S, sizeof(double));
   int32_t **sm_i[] = {&e->n_mem, &e->n_cmp, &e->n_res, &e->hw};
   for (size_t i = 0; i < sizeof sm_i / sizeof *sm_i; i++) *sm_i[i] = carve(c, S, sizeof(int32_t));
   e->res_used = carve(c, (size_t)(S * AV__RES_N), sizeof(uint32_t));
-  e->hist = carve(c, (size_t)e->maxc + 1, sizeof(int32_t));
   e->sl_state = carve(c, (size_t)slots, 1);
   int32_t **sl_i[] = {&e->sl_launch, &e->sl_job, &e->sl_head, &e->sl_qpos, &e->sl_qend};
   for (size_t i = 0; i < sizeof sl_i / sizeof *sl_i; i++)
     *sl_i[i] = carve(c, (size_t)slots, sizeof(int32_t));
-  double **sl_d[] = {&e->sl_t0, &e->sl_ta, &e->sl_mt, &e->sl_ft, &e->sl_bytes, &e->sl_flops};
+  double **sl_d[] = {&e->sl_t0,    &e->sl_ta,    &e->sl_mt, &e->sl_ft,
+                     &e->sl_bytes, &e->sl_flops, &e->sl_cap};
   for (size_t i = 0; i < sizeof sl_d / sizeof *sl_d; i++)
     *sl_d[i] = carve(c, (size_t)slots, sizeof(double));
   e->active = carve(c, (size_t)n_l, sizeof(int32_t));
@@ -185,6 +187,40 @@ static void link_streams(av__eng_t *e, uint64_t *keys) {
 }
 
 /* --- costs ------------------------------------------------------------------------------ */
+/* KV tokens between which a measured cost model's slope in n is read: the top of the
+ * profile grid (FlashForge §5.2 Table 2), where decode attention is in its linear regime. */
+#define CAL_N1 8192
+#define CAL_N2 16384
+
+/* Under a measured cost model the item's time alone, C(n_q, n) (FlashForge §5.2, Eq. 6), is
+ * split into what does not depend on n (prologue, Q load, epilogue, the partial-state write)
+ * and streaming at the CTA's own rate bound: the inverse of C's slope in n at large n, per
+ * KV byte. A lone CTA then takes exactly C(n_q, n); co-resident CTAs add only contention
+ * for HBM (each CTA brings its own double buffer, so the bound is per CTA, not per SM).
+ * The FLOPs are inside the measured time (C is flat in n_q up to the tile's m on the
+ * kernels measured: latency-bound), so they are not simulated again. */
+static void item_calibrate(av__eng_t *e, int32_t i, const av_cost_query_t *q,
+                           const av_item_cost_t *c) {
+  av_cost_query_t a = *q, b = *q;
+  av_item_cost_t ca, cb;
+  a.kv_tokens = CAL_N1;
+  b.kv_tokens = CAL_N2;
+  av_costmodel_estimate(e->in->cost, &a, &ca);
+  av_costmodel_estimate(e->in->cost, &b, &cb);
+  double us_per_byte = (cb.time_us - ca.time_us) / ((CAL_N2 - CAL_N1) * e->token_bytes);
+  double bytes = (double)e->item_kv_tokens[i] * e->token_bytes + e->item_other_bytes[i];
+  if (!(us_per_byte > 0) || !(c->time_us > 0)) {
+    /* no usable slope: the spec's figures, as without a profile */
+    e->item_cap[i] = e->merge_cap;
+    e->item_fixed[i] = e->fixed_us;
+  } else {
+    double fixed = c->time_us - bytes * us_per_byte;
+    e->item_cap[i] = 1 / us_per_byte;
+    e->item_fixed[i] = fixed > 0 ? fixed : 0;
+  }
+  e->item_flops[i] = 0;
+}
+
 /* Per item (one KV head): KV tokens, the bytes besides KV (queries, outputs or partial
  * states) and the FLOPs, from the cost model's av_item_cost_t (or the shared byte/FLOP
  * accounting when no model is given). KV bytes are recomputed per CTA at its start because
@@ -213,6 +249,7 @@ static void item_costs(av__eng_t *e) {
     e->item_kv_tokens[i] = kv;
     e->item_other_bytes[i] = other > 0 ? other : 0;
     e->item_flops[i] = c.flops > 0 ? c.flops : 0;
+    if (e->cta_caps) item_calibrate(e, i, &q, &c);
   }
 }
 
@@ -303,7 +340,6 @@ static void init_sms(av__eng_t *e) {
     e->irho[s] = e->nC[s] = e->iphi[s] = AV__BIG;
     e->mtmin[s] = e->ftmin[s] = e->tamin[s] = e->next[s] = AV__BIG;
   }
-  e->hist[0] = e->S;
 }
 
 static int grow_timeline(av_timeline_t *tl, int64_t need, av_error_t *err) {
@@ -377,6 +413,12 @@ int av__engine_run(const av__engine_in_t *in, av_sim_result_t *out, av_timeline_
   e.T = g->fp16_tensor_tflops > 0 ? g->fp16_tensor_tflops * 1e6 / e.S : 1e30;
   e.l2_cost = g->l2_bw_GBps > 0 ? e.B / (g->l2_bw_GBps * 1e3) : 1;
   e.fixed_us = g->cta_fixed_us;
+  /* A measured cost model carries each CTA's own time and rate (item_calibrate); the spec's
+   * in-flight figure then bounds each CTA that the model does not cover (merge CTAs), as a
+   * lone CTA's rate, which is how anvil profile measures it (docs/simulator.md). */
+  e.cta_caps = in->cost && !in->durations_us &&
+               strcmp(av_costmodel_ops(in->cost)->name, "profile") == 0;
+  e.merge_cap = e.C;
   e.token_bytes = 2.0 * p->heads.head_dim * av_dtype_bytes(p->heads.dtype);
   /* The L2 tracks KV in lines of whole paged blocks spanning >= 64 tokens: a CTA streams KV
    * in tiles of 32..128 tokens, so finer tracking would change nothing the model can see and

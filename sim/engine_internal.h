@@ -89,10 +89,16 @@ typedef struct av__eng {
   double B, C, T, l2_cost;            /* bytes/us HBM, per-SM in-flight bound, flop/us per SM,
                                          HBM-equivalent cost of one L2 byte */
   double fixed_us, token_bytes;
+  /* Per-CTA calibration from a measured cost model ("profile", FlashForge §5.2): each CTA
+   * has its own standalone fixed cost and its own in-flight rate bound (its buffers, not the
+   * SM's), derived from C(n_q, n); the per-SM bound C is then not used. */
+  int cta_caps;
+  double merge_cap;                   /* a merge CTA's rate bound (bytes/us) under cta_caps */
   int line_tokens;                    /* L2 granularity: whole paged blocks, >= 64 tokens */
   av__eng_launch_t *L;
   /* per item (one KV head) */
   double *item_other_bytes, *item_flops;
+  double *item_fixed, *item_cap;      /* cta_caps: standalone fixed cost (us), rate bound */
   int64_t *item_kv_tokens;
   /* merge CTAs (per head) */
   int32_t merge_per_head, merge_rows_per_cta;  /* rows = (request, query head) pairs */
@@ -100,18 +106,19 @@ typedef struct av__eng {
   /* per SM (structure of arrays: the per-event passes run over these) */
   double *W, *PHI;                    /* bytes / FLOPs served so far to each active CTA */
   double *rho, *irho, *phi, *iphi;    /* per-CTA rates and their inverses (us per unit) */
-  double *Cn, *nC;                    /* in-flight bound per CTA (C / n_mem) and n_mem / C */
+  double *Cn, *nC;                    /* in-flight bound per CTA (C / n_mem, or the mean of
+                                         the memory-active CTAs' own bounds) and 1 / it */
+  double *capsum;                     /* cta_caps: sum of the memory-active CTAs' bounds */
   double *mtmin, *ftmin, *tamin, *next;
   double *busy_since, *busy_us;
   int32_t *n_mem, *n_cmp, *n_res, *hw;
   uint32_t *res_used;                 /* S x AV__RES_N */
-  int32_t *hist;                      /* hist[k]: SMs with k memory-active CTAs, k <= maxc */
   int64_t n_mem_total;
   double f, inv_f;                    /* water level: fair per-CTA share of HBM bandwidth */
   /* per slot (S x maxc) */
   int8_t *sl_state;                   /* 0 free, 1 prologue (fixed cost), 2 moving/computing */
   int32_t *sl_launch, *sl_job, *sl_head, *sl_qpos, *sl_qend;
-  double *sl_t0, *sl_ta, *sl_mt, *sl_ft, *sl_bytes, *sl_flops;
+  double *sl_t0, *sl_ta, *sl_mt, *sl_ft, *sl_bytes, *sl_flops, *sl_cap;
   /* dispatch */
   int32_t *active, n_active;          /* launches started, in start order */
   int32_t *dirty, n_dirty;            /* SMs whose resources grew since the last dispatch */

@@ -118,13 +118,16 @@ static double item_kv_work(av__eng_t *e, int32_t it, int32_t head) {
   }
   e->hbm_bytes += miss;
   e->l2_bytes += hit;
-  return miss + hit * e->l2_cost;
+  /* A CTA held to its own rate bound (cta_caps) is limited by its pipeline, not by where
+   * the bytes come from: the profile's kernels stream at a fraction of even L2's latency
+   * bound, so a hit takes a byte's time of the CTA like a miss does. */
+  return miss + hit * (e->cta_caps ? 1.0 : e->l2_cost);
 }
 
 static void job_begin(av__eng_t *e, int32_t sl, double t) {
   const av__eng_launch_t *L = &e->L[e->sl_launch[sl]];
   int32_t job = e->sl_job[sl], head = e->sl_head[sl];
-  double fixed = e->fixed_us, bytes = 0, flops = 0;
+  double fixed = e->fixed_us, bytes = 0, flops = 0, cap = e->merge_cap;
   if (job < 0) {
     /* an empty persistent CTA: starts, finds no work, exits */
   } else if (L->is_merge) {
@@ -140,7 +143,12 @@ static void job_begin(av__eng_t *e, int32_t sl, double t) {
     bytes = item_kv_work(e, job, head) + e->item_other_bytes[job];
     e->hbm_bytes += e->item_other_bytes[job];
     flops = e->item_flops[job];
+    if (e->cta_caps) {
+      fixed = e->item_fixed[job];
+      cap = e->item_cap[job];
+    }
   }
+  e->sl_cap[sl] = cap;
   e->sl_state[sl] = 1;
   e->sl_t0[sl] = t;
   e->sl_ta[sl] = t + fixed;
@@ -150,13 +158,16 @@ static void job_begin(av__eng_t *e, int32_t sl, double t) {
   e->sl_ft[sl] = BIG;
 }
 
+/* SM s now has n memory-active CTAs: their common rate bound is the SM's in-flight bytes
+ * shared (C / n), or with per-CTA bounds their mean (co-resident CTAs of different launches
+ * are held to one rate per SM, which keeps an event O(SMs)). */
 static void set_n_mem(av__eng_t *e, int32_t s, int32_t n) {
-  e->hist[e->n_mem[s]]--;
-  e->hist[n]++;
   e->n_mem_total += n - e->n_mem[s];
   e->n_mem[s] = n;
-  e->Cn[s] = n > 0 ? e->C / n : 0;
-  e->nC[s] = n > 0 ? n / e->C : BIG;
+  if (n == 0) e->capsum[s] = 0;  /* no drift from adding and removing bounds */
+  double cn = e->cta_caps ? e->capsum[s] / n : e->C / n;
+  e->Cn[s] = n > 0 ? cn : 0;
+  e->nC[s] = n > 0 ? 1 / cn : BIG;
 }
 
 static void set_n_cmp(av__eng_t *e, int32_t s, int32_t n) {
@@ -201,6 +212,7 @@ static void process_sm(av__eng_t *e, int32_t s, double t) {
   const int64_t base = (int64_t)s * e->maxc;
   const double tol = 4 * EPS_US;
   int32_t n_mem = e->n_mem[s], n_cmp = e->n_cmp[s];
+  double capsum = e->capsum[s];
   for (int32_t j = 0; j < e->hw[s]; j++) {
     int64_t sl = base + j;
     if (e->sl_state[sl] == 0) continue;
@@ -210,6 +222,7 @@ static void process_sm(av__eng_t *e, int32_t s, double t) {
       if (e->sl_bytes[sl] > 0) {
         e->sl_mt[sl] = e->W[s] + e->sl_bytes[sl];
         n_mem++;
+        capsum += e->sl_cap[sl];
       }
       if (e->sl_flops[sl] > 0) {
         e->sl_ft[sl] = e->PHI[s] + e->sl_flops[sl];
@@ -219,6 +232,7 @@ static void process_sm(av__eng_t *e, int32_t s, double t) {
       if (e->sl_mt[sl] < BIG && (e->sl_mt[sl] - e->W[s]) * e->irho[s] <= tol) {
         e->sl_mt[sl] = BIG;
         n_mem--;
+        capsum -= e->sl_cap[sl];
       }
       if (e->sl_ft[sl] < BIG && (e->sl_ft[sl] - e->PHI[s]) * e->iphi[s] <= tol) {
         e->sl_ft[sl] = BIG;
@@ -228,7 +242,10 @@ static void process_sm(av__eng_t *e, int32_t s, double t) {
     if (e->sl_state[sl] == 2 && e->sl_mt[sl] >= BIG && e->sl_ft[sl] >= BIG)
       job_end(e, (int32_t)sl, s, t);
   }
-  if (n_mem != e->n_mem[s]) set_n_mem(e, s, n_mem);
+  if (n_mem != e->n_mem[s] || capsum != e->capsum[s]) {
+    e->capsum[s] = capsum;
+    set_n_mem(e, s, n_mem);
+  }
   if (n_cmp != e->n_cmp[s]) set_n_cmp(e, s, n_cmp);
 }
 
@@ -318,27 +335,40 @@ static void dispatch(av__eng_t *e, double t) {
 }
 
 /* --- bandwidth ------------------------------------------------------------------------ */
-/* Max-min fair (water-filling) share of HBM bandwidth B among memory-active CTAs, where the
- * CTAs of an SM with k of them can move at most C/k each (bytes in flight / latency, shared):
- * find f with sum_SMs min(k_s f, C) = B. SMs with many CTAs saturate first, so walk k down. */
+/* Max-min fair (water-filling) share f of HBM bandwidth B among memory-active CTAs, each
+ * CTA on SM s also bounded by Cn_s: find f with sum_s k_s min(f, Cn_s) = B. Start from the
+ * lowest possible level B / (all CTAs); SMs whose bound is below the level are capped, the
+ * rest share what is left, which raises the level; repeat until no SM changes side (at most
+ * one pass per distinct bound below the final level). */
 static void water_level(av__eng_t *e) {
-  double A = (double)e->n_mem_total, Ccap = 0;
+  double A = (double)e->n_mem_total;
   if (A <= 0) {
     e->f = 0;
     e->inv_f = BIG;
     return;
   }
   double f = e->B / A;
-  for (int32_t k = e->maxc; k >= 1; k--) {
-    if (!e->hist[k]) continue;
-    f = (e->B - Ccap) / A;
-    if (k * f <= e->C) break;
-    Ccap += e->hist[k] * e->C;
-    A -= (double)e->hist[k] * k;
-    if (A <= 0) {
+  int64_t capped_prev = -1;
+  for (;;) {
+    double capped = 0, free_ctas = 0;
+    int64_t n_capped = 0;
+    for (int32_t s = 0; s < e->S; s++) {
+      int32_t k = e->n_mem[s];
+      if (!k) continue;
+      if (e->Cn[s] < f) {
+        capped += k * e->Cn[s];
+        n_capped += k;
+      } else {
+        free_ctas += k;
+      }
+    }
+    if (free_ctas <= 0) {
       f = BIG;
       break;
     }
+    if (n_capped == capped_prev) break;
+    capped_prev = n_capped;
+    f = (e->B - capped) / free_ctas;
   }
   e->f = f;
   e->inv_f = f >= BIG ? 0 : 1 / f;

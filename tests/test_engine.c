@@ -526,6 +526,54 @@ START_TEST(compute_shares_sm) {
 }
 END_TEST
 
+/* A measured cost model (named "profile", as the engine recognises it): a CTA alone takes
+ * 3 us + its KV bytes at 10 GB/s (FlashForge §5.2's C(n_q, n), linear in n). */
+static void pc_estimate(const void *state, const av_cost_env_t *env, const av_cost_query_t *q,
+                        av_item_cost_t *out) {
+  (void)state;
+  out->hbm_bytes = 2.0 * (double)q->kv_tokens * env->heads->head_dim * 2;
+  out->flops = 1e12;  /* inside the measured time: must not be simulated again */
+  out->time_us = 3 + out->hbm_bytes / 1e4;
+}
+static const av_costmodel_ops_t pc_ops = {.name = "profile", .description = "test",
+                                          .estimate = pc_estimate};
+
+static double profile_case(int n_ctas, double hbm_GBps) {
+  setup_variants(SMEM_K3);
+  sim_case_t c = {.gpu = test_gpu()};
+  c.gpu.hbm_bw_measured_GBps = hbm_GBps;
+  c.gpu.fp16_tensor_tflops = 1e-3;  /* would dominate if FLOPs were simulated */
+  c.gpu.bytes_in_flight_per_sm = 1;  /* a per-SM bound is not applied to profiled CTAs */
+  c.gpu.mem_latency_ns = 1000;
+  int64_t *l = lens(n_ctas, 4096);
+  c.w = flat_workload(n_ctas, l, 1);
+  c.p = av_plan_create(c.w, "test");
+  add_request_items(c.p, c.w, av_plan_add_launch(c.p, 0, &TILE, 0), 0, n_ctas);
+  av_error_t err;
+  av_error_clear(&err);
+  av_cost_env_t env = {.gpu = &c.gpu, .heads = &c.w->heads, .variants = &g_variants};
+  c.cost = av_costmodel_create(&pc_ops, NULL, &env, &err);
+  ck_assert_ptr_nonnull(c.cost);
+  run_case(&c, 0);
+  double t = c.res.makespan_us;
+  free_case(&c);
+  free(l);
+  return t;
+}
+
+START_TEST(profile_time_per_cta) {
+  /* The per-CTA model under a measured cost model: a lone CTA takes exactly its C(n_q, n)
+   * after the launch; 12 CTAs, 3 per SM, each bring their own in-flight bytes, so each still
+   * takes C; with HBM at 30 GB/s the 12 share it (2.5 GB/s each) after their fixed 3 us. */
+  const double kv = 4096.0 * 128 * 2 * 2;
+  double lone = 2 + 3 + kv / 1e4;
+  ck_assert_double_eq_tol(profile_case(1, 1e9), lone, 1e-9 * lone);
+  ck_assert_double_eq_tol(profile_case(12, 1e9), lone, 1e-9 * lone);
+  double shared = 2 + 3 + kv / 2.5e3;
+  ck_assert_double_eq_tol(profile_case(12, 30), shared, 1e-9 * shared);
+}
+END_TEST
+
 START_TEST(missing_variant_is_an_error) {
   setup_variants(SMEM_K3);
   sim_case_t c = {.gpu = test_gpu()};
@@ -561,6 +609,7 @@ static Suite *engine_suite(void) {
   tcase_add_test(tc, l2_dedups_concurrent_reads);
   tcase_add_test(tc, compute_shares_sm);
   tcase_add_test(tc, merge_phase_follows);
+  tcase_add_test(tc, profile_time_per_cta);
   suite_add_tcase(s, tc);
   TCase *out = tcase_create("outputs");
   tcase_add_test(out, deterministic_outputs);
