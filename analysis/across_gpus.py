@@ -3,7 +3,10 @@
 greedy_division (FlashForge) for one batch on every GPU spec of the experiment, with the
 speedup per GPU, GPUs ordered by HBM bandwidth (the paper's claim is that the gap widens as
 bandwidth falls). The bandwidth is read back from the results as unique KV bytes / floor.
-Reads the results of experiments/across_gpus.json; prints the speedup per GPU."""
+Reads the results of experiments/across_gpus.json; prints the speedup per GPU. With the H200
+measurement (results/h200/repro/across_gpus/validation.json, from
+results/h200/repro/run_repro.sh; --measured) the H200's measured latencies and speedup are
+drawn as black markers and printed after the simulated ones."""
 import os
 import sys
 
@@ -40,6 +43,18 @@ def main():
     for x, s in zip(xs, sp):
         b.text(x, s, f"{s:.2f}x", ha="center", va="bottom", fontsize=8)
     b.set_ylabel("speedup of greedy_division over query_centric")
+    meas = common.load_measured(args.measured, PROG)
+    measured = ""
+    for x, k in zip(xs, keys):
+        mq, mf = common.measured_of(meas, k, QC), common.measured_of(meas, k, FF)
+        if k[0] != "H200-SXM" or not (mq and mf):
+            continue
+        a.plot([x - w / 2, x + w / 2], [mq / 1e3, mf / 1e3], "kx", ms=9, label="H200 measured")
+        a.legend(fontsize=8)
+        b.plot([x], [mq / mf], "kx", ms=9)
+        b.text(x, mq / mf, f"  measured {mq / mf:.2f}x", fontsize=7, va="center")
+        measured = (f"; H200 measured: query_centric {mq:.0f} us, greedy_division {mf:.0f} us, "
+                    f"{mq / mf:.2f}x")
     for ax in (a, b):
         ax.set_xticks(list(xs))
         ax.set_xticklabels([f"{k[0]}\n{bw(k):.0f} GB/s" for k in keys], fontsize=7)
@@ -52,7 +67,7 @@ def main():
           ", ".join(f"{k[0]} {s:.2f}x" for k, s in zip(keys, sp)) +
           "; query_centric DRAM/L2 GB " +
           ", ".join(f"{t[k][QC]['hbm_bytes'] / 1e9:.2f}/{t[k][QC]['l2_bytes'] / 1e9:.1f}"
-                    for k in keys) + f" -> {args.output}")
+                    for k in keys) + measured + f" -> {args.output}")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,10 @@ def parse_args(study, doc):
     ap.add_argument("results", nargs="?", default=os.path.join("out", study),
                     help=f"results directory or results.json of `anvil run` (default out/{study})")
     ap.add_argument("-o", "--output", help="PNG path (default: <results dir>/<study>.png)")
+    ap.add_argument("--measured", default=measured_default(study),
+                    help="`anvil validate` results of the study on the H200 (a directory holding "
+                         "validation.json, or the file; default results/h200/repro/<study>/ when "
+                         "it exists; 'none' = simulated only)")
     args = ap.parse_args()
     path = args.results
     if os.path.isdir(path):
@@ -30,6 +34,46 @@ def parse_args(study, doc):
     if not args.output:
         args.output = os.path.join(os.path.dirname(os.path.abspath(path)), f"{study}.png")
     return args
+
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def measured_default(study):
+    """Where results/h200/repro/run_repro.sh's output for a study is committed."""
+    return os.path.join(REPO, "results", "h200", "repro", study)
+
+
+def load_measured(path, prog):
+    """The measured column of a study: {(workload, hq, hkv): {label: row}} from the
+    validation.json that `anvil validate` writes (rows with batch, heads, scheduler label,
+    predicted_us from the calibrated H200 spec, measured_us: median kernel time). None when
+    there is no such file (the study then prints its simulated numbers only). The CSV next to
+    it is not read: it does not quote batch names, and some hold commas ('U(512,2048) b=4')."""
+    if not path or path == "none":
+        return None
+    if os.path.isdir(path):
+        path = os.path.join(path, "validation.json")
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+        t = {}
+        for r in doc["rows"]:
+            hq, hkv = r["heads"]
+            t.setdefault((r["batch"], hq, hkv), {})[r["scheduler"]] = r
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        sys.exit(f"{prog}: {path}: {e}; expected the validation.json of `anvil validate`")
+    return t or None
+
+
+def measured_of(meas, key, label):
+    """Measured µs of (gpu, workload, hq, hkv) key's label, or None when not measured."""
+    if not meas:
+        return None
+    r = meas.get((key[1], key[2], key[3]), {}).get(label)
+    return r["measured_us"] if r and r.get("measured_us", 0) > 0 else None
 
 
 def load(path, prog):

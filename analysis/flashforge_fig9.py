@@ -3,7 +3,11 @@
 node (k = 1..32) over k = 1 (no division), per workload, with greedy_division (FlashForge
 §5.1, which picks the divisions itself) as a dashed line, one panel per head configuration.
 Reads the results of experiments/flashforge_fig9.json. Prints one line per the paper's two
-metrics (FlashForge §6.3): greedy's speedup over the best fixed k and over k = 1."""
+metrics (FlashForge §6.3): greedy's speedup over the best fixed k and over k = 1. With the
+H200 measurements (results/h200/repro/flashforge_fig9/validation.json, from
+results/h200/repro/run_repro.sh; --measured) the same metrics are printed for the measured
+batches, and the figure marks greedy's measured speedup over k=1 (black x) and the best
+measured fixed k's (black bar)."""
 import os
 import re
 import sys
@@ -25,6 +29,14 @@ def fixed_labels(labs):
     return sorted(out)
 
 
+def metrics(what, vs_best, vs_one, best_k):
+    """The paper's two metrics (FlashForge §6.3) over a set of batches, as one phrase."""
+    return (f"{what}: greedy vs best k {min(vs_best):.2f}-{max(vs_best):.2f}x "
+            f"(mean {common.mean(vs_best):.2f}x), vs k=1 {min(vs_one):.2f}-"
+            f"{max(vs_one):.2f}x (mean {common.mean(vs_one):.2f}x), best k median "
+            f"{sorted(best_k)[len(best_k) // 2]}")
+
+
 def main():
     args = common.parse_args("flashforge_fig9", __doc__)
     doc = common.load(args.results_json, PROG)
@@ -40,7 +52,8 @@ def main():
         if (hq, hkv) not in heads:
             heads.append((hq, hkv))
     fig, axes = plt.subplots(len(heads), 1, figsize=(13, 3.3 * len(heads)), squeeze=False)
-    summary = []
+    meas = common.load_measured(args.measured, PROG)
+    summary, msummary = [], []
     for ax, (hq, hkv) in zip(axes[:, 0], heads):
         keys = [k for k in t if (k[2], k[3]) == (hq, hkv)]
         base = {k: t[k][fixed[0][1]]["predicted_us"] for k in keys}
@@ -63,15 +76,29 @@ def main():
                    for k in keys]
         vs_one = [base[k] / t[k][GREEDY]["predicted_us"] for k in keys]
         best_k = [min(fixed, key=lambda f: t[k][f[1]]["predicted_us"])[0] for k in keys]
-        summary.append(f"{hq}/{hkv}: greedy vs best k {min(vs_best):.2f}-{max(vs_best):.2f}x "
-                       f"(mean {common.mean(vs_best):.2f}x), vs k=1 {min(vs_one):.2f}-"
-                       f"{max(vs_one):.2f}x (mean {common.mean(vs_one):.2f}x), best k median "
-                       f"{sorted(best_k)[len(best_k) // 2]}")
+        summary.append(metrics(f"{hq}/{hkv}", vs_best, vs_one, best_k))
+        # the measured batches of this head configuration (a subset of the simulated ones)
+        mv = {}
+        for x, k in zip(xs, keys):
+            m = {lab: common.measured_of(meas, k, lab) for _, lab in fixed + [(0, GREEDY)]}
+            if all(m.values()):
+                mv[x] = m
+        if mv:
+            g1 = [mv[x][fixed[0][1]] / mv[x][GREEDY] for x in mv]
+            ax.plot(list(mv), g1, "kx", ms=8, label="greedy, H200 measured" if not msummary
+                    else None)
+            bestm = [min(mv[x][l] for _, l in fixed) for x in mv]
+            ax.plot(list(mv), [mv[x][fixed[0][1]] / b for x, b in zip(mv, bestm)], "k_", ms=14,
+                    label="best fixed k, H200 measured" if not msummary else None)
+            msummary.append(metrics(f"{hq}/{hkv} ({len(mv)} batches)",
+                                    [b / mv[x][GREEDY] for x, b in zip(mv, bestm)], g1,
+                                    [min(fixed, key=lambda f: mv[x][f[1]])[0] for x in mv]))
     axes[0, 0].legend(fontsize=8, ncol=len(fixed) + 1)
     fig.suptitle(f"FlashForge Fig. 9 reproduction: fixed division k vs greedy_division "
                  f"({common.footer(doc)})", fontsize=10)
     common.save(fig, args.output)
-    print(f"{doc['experiment']}: " + "; ".join(summary) + f" -> {args.output}")
+    measured = f"; H200 measured: {'; '.join(msummary)}" if msummary else ""
+    print(f"{doc['experiment']}: " + "; ".join(summary) + measured + f" -> {args.output}")
 
 
 if __name__ == "__main__":

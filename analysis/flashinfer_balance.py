@@ -3,7 +3,10 @@
 (FlashInfer Alg. 1) over the same batches without balancing (one CTA per request) and over
 FlashDecoding split-K, against batch size, one panel per length distribution. Workload names
 are '<distribution> b=<batch>' (analysis/gen_experiments.py). Reads the results of
-experiments/flashinfer_balance.json; prints the mean and largest speedup per distribution."""
+experiments/flashinfer_balance.json; prints the mean and largest speedup per distribution.
+With the H200 measurements (results/h200/repro/flashinfer_balance/validation.json, from
+results/h200/repro/run_repro.sh; --measured) it draws the measured speedups as dashed lines
+and prints them after the simulated ones."""
 import os
 import re
 import sys
@@ -29,14 +32,25 @@ def main():
             sys.exit(f"{PROG}: workload '{k[1]}' is not named '<distribution> b=<batch>'")
         dists.setdefault(m.group(1), []).append((int(m.group(2)), k))
     fig, axes = plt.subplots(1, len(dists), figsize=(4.5 * len(dists), 3.8), squeeze=False)
-    parts = []
+    meas = common.load_measured(args.measured, PROG)
+    parts, mparts = [], []
     for ax, (dist, pts) in zip(axes[0], dists.items()):
         pts.sort()
         bs = [b for b, _ in pts]
-        for lab in labs:
+        for i, lab in enumerate(labs):
             ys = [t[k][lab]["predicted_us"] / t[k][LB]["predicted_us"] for _, k in pts]
-            ax.plot(bs, ys, "o-", label=f"{LB} over {lab}")
+            ax.plot(bs, ys, "o-", color=f"C{i}", label=f"{LB} over {lab} (sim)")
             parts.append(f"{dist} vs {lab}: mean {common.mean(ys):.2f}x max {max(ys):.2f}x")
+            mpts = [(b, common.measured_of(meas, k, lab), common.measured_of(meas, k, LB))
+                    for b, k in pts]
+            mpts = [(b, x / y) for b, x, y in mpts if x and y]
+            if mpts:
+                ax.plot([b for b, _ in mpts], [y for _, y in mpts], "x--", color=f"C{i}",
+                        label=f"{LB} over {lab} (H200 measured)")
+                ys = [y for _, y in mpts]
+                mparts.append(f"{dist} vs {lab}: mean {common.mean(ys):.2f}x max "
+                              f"{max(ys):.2f}x (b={min(b for b, _ in mpts)}-"
+                              f"{max(b for b, _ in mpts)})")
         ax.axhline(1.0, color="k", lw=0.6)
         ax.set_xscale("log", base=2)
         ax.set_xticks(bs)
@@ -49,7 +63,8 @@ def main():
     fig.suptitle(f"FlashInfer load-balancing ablation at kernel level ({common.footer(doc)}, "
                  f"{t[next(iter(t))][LB]['hq']}/{t[next(iter(t))][LB]['hkv']} heads)", fontsize=10)
     common.save(fig, args.output)
-    print(f"{doc['experiment']}: " + "; ".join(parts) + f" -> {args.output}")
+    measured = f"; H200 measured: {'; '.join(mparts)}" if mparts else ""
+    print(f"{doc['experiment']}: " + "; ".join(parts) + measured + f" -> {args.output}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,9 @@ Writes docs/figures/pat_measured_h200.png.
 
 The CSV has no byte counts, so the Fig. 12 global-memory column cannot be measured from it.
 
+With results/h200/repro/pat_tiles/validation.json (results/h200/repro/run_repro.sh) it also
+prints the trees 19-20 diagnosis: profit_pack with and without the occupancy-aware KV tile.
+
 Usage: python3 analysis/pat_measured.py [CSV] [PNG]
 """
 import csv
@@ -95,6 +98,31 @@ def fig10_summary(t, lab):
     return mean(shared), max(sp), mean(flat), sum(s >= 1 for s in sp), len(sp)
 
 
+TILES = os.path.join(ROOT, "results/h200/repro/pat_tiles/validation.json")
+
+
+def tile_fix(path):
+    """Trees 19-20 diagnosis (docs/reproductions.md, study 1): profit_pack with the
+    occupancy-aware KV-tile choice ("pat") against the same without it ("pat-occupancy-off",
+    the plan measured 1.70x slower than query_centric on tree 20) and query_centric ("qc"),
+    from `anvil validate experiments/repro_h200_pat_tiles.json` (results/h200/repro/
+    run_repro.sh). Prints nothing when that file is absent."""
+    if not os.path.exists(path):
+        return
+    import json
+    with open(path) as f:
+        rows = json.load(f)["rows"]
+    t = {}
+    for r in rows:
+        t.setdefault((r["batch"], tuple(r["heads"])), {})[r["scheduler"]] = r["measured_us"]
+    print(f"\nKV-tile choice (source: {os.path.relpath(path, ROOT)}), measured us")
+    print(f"{'tree':<8}{'heads':>7}{'qc':>10}{'pat':>10}{'pat-occ-off':>12}{'off/pat':>9}")
+    for (b, h), v in t.items():
+        if all(l in v for l in ("qc", "pat", "pat-occupancy-off")):
+            print(f"{b:<8}{f'{h[0]}/{h[1]}':>7}{v['qc']:>10.1f}{v['pat']:>10.1f}"
+                  f"{v['pat-occupancy-off']:>12.1f}{v['pat-occupancy-off'] / v['pat']:>9.3f}")
+
+
 def main():
     path = sys.argv[1] if len(sys.argv) > 1 else CSV
     png = sys.argv[2] if len(sys.argv) > 2 else PNG
@@ -130,6 +158,8 @@ def main():
             gm = gmean(t[k][lab] / t[k][PAT] for k in ks)
             print(f"  [{tag}] {name}: mean latency {100 * (ratio_of_means - 1):+.1f}%, "
                   f"geomean ratio {100 * (gm - 1):+.1f}% ({len(ks)} batches)")
+
+    tile_fix(TILES)
 
     import matplotlib
     matplotlib.use("Agg")

@@ -301,3 +301,22 @@ int av_cli_cost_create(const av_costmodel_ops_t *ops, const av_params_t *params,
   *out = av_costmodel_create(ops, params, &env, err);
   return *out ? AV_OK : err->code ? err->code : AV_ERR_INTERNAL;
 }
+
+size_t av_csv_field(char *dst, size_t cap, const char *s) {
+  const int quote = strpbrk(s, ",\"\n") != NULL;
+  size_t n = 0;
+#define AV_PUT(c) \
+  do {            \
+    if (n + 1 < cap) dst[n] = (c); \
+    n++;          \
+  } while (0)
+  if (quote) AV_PUT('"');
+  for (const char *p = s; *p; p++) {
+    if (*p == '"') AV_PUT('"');
+    AV_PUT(*p);
+  }
+  if (quote) AV_PUT('"');
+#undef AV_PUT
+  if (cap) dst[n < cap ? n : cap - 1] = '\0';
+  return n;
+}

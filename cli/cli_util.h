@@ -95,6 +95,11 @@ int av_cli_cost_create(const av_costmodel_ops_t *ops, const av_params_t *params,
                        av_costmodel_t **out, av_error_t *err);
 
 /* Creates a directory and its parents (like mkdir -p). */
+/* One CSV field (RFC 4180): s as is, or quoted with doubled quotes when it holds a comma, a
+ * quote or a newline. Writes at most cap bytes like snprintf and returns the length the field
+ * needs (so callers detect truncation the same way). */
+size_t av_csv_field(char *dst, size_t cap, const char *s);
+
 int av_cli_mkdirs(const char *dir, av_error_t *err);
 
 #endif

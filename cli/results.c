@@ -118,12 +118,16 @@ static void csv_value(strbuf_t *b, const json_t *v) {
     snprintf(tmp, sizeof tmp, "%.10g", json_real_value(v));
     sb_put(b, tmp, strlen(tmp));
   } else {
-    /* RFC 4180: quote fields holding commas or quotes, double the quotes. */
     const char *s = json_string_value(v);
-    int quote = strpbrk(s, ",\"\n") != NULL;
-    if (quote) sb_put(b, "\"", 1);
-    for (const char *p = s; *p; p++) sb_put(b, *p == '"' ? "\"\"" : p, *p == '"' ? 2 : 1);
-    if (quote) sb_put(b, "\"", 1);
+    const size_t need = av_csv_field(NULL, 0, s);
+    char *q = malloc(need + 1);
+    if (!q) {
+      b->oom = 1;
+      return;
+    }
+    av_csv_field(q, need + 1, s);
+    sb_put(b, q, need);
+    free(q);
   }
 }
 

@@ -164,10 +164,12 @@ static char *report_csv(const av_vreport_t *r) {
   for (int i = 0; i < r->n && used < cap; i++) {
     const av_vrow_t *x = &r->rows[i];
     const av_heads_t *h = &r->e->batches[x->batch].w->heads;
+    char name[600], label[300];  /* names are quoted: FlashInfer's hold commas */
+    av_csv_field(name, sizeof name, r->e->batches[x->batch].name);
+    av_csv_field(label, sizeof label, r->e->scheds[x->sched].label);
     used += (size_t)snprintf(out + used, cap - used,
                              "%s,%d,%d,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.6f,%.4f,%.3g,%d\n",
-                             r->e->batches[x->batch].name, h->hq, h->hkv,
-                             r->e->scheds[x->sched].label, x->floor_us, x->predicted_us,
+                             name, h->hq, h->hkv, label, x->floor_us, x->predicted_us,
                              x->measured_us, x->min_us, x->max_us,
                              av_cmp_ape(x->predicted_us, x->measured_us), x->replayed_us,
                              x->max_rel_err, (int)x->ctas);

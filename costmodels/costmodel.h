@@ -19,12 +19,17 @@ typedef struct av_cost_query {
   int64_t kv_tokens;      /* KV tokens the CTA reads (one KV head) */
   av_tile_t tile;
   av_output_t output;     /* PARTIAL adds the partial-state write (and its later merge read) */
+  int32_t coresident;     /* memory-active CTAs on the item's SM, itself included, for the
+                             slowdown below (0 = not asked) */
 } av_cost_query_t;
 
 typedef struct av_item_cost {
   double time_us;         /* the item alone on one SM with its fair bandwidth share */
   double hbm_bytes;       /* bytes the item moves (KV, Q, outputs/partials) for one KV head */
   double flops;           /* FLOPs the item executes (padded to its tile where it applies) */
+  double slowdown;        /* factor on the item's streaming time when q.coresident CTAs share
+                             its SM (a measured co-residency curve, docs/validation.md);
+                             0 = the model has no such figure (the engine then uses 1) */
 } av_item_cost_t;
 
 /* Everything a cost model may look at besides the query. */

@@ -13,6 +13,7 @@
 
 #include "costmodels/costmodel.h"
 #include "costmodels/costmodel_internal.h"
+#include "costmodels/profile_coresidency.h"
 
 static const av_param_def_t profile_params[] = {
     {.name = "path", .type = AV_PARAM_STRING, .def = "",
@@ -35,6 +36,7 @@ typedef struct {
 typedef struct {
   int n;
   profile_table_t *t;
+  av__cores_t cores;      /* the optional co-residency curves (profile_coresidency.h) */
 } profile_state_t;
 
 static void profile_destroy(void *state) {
@@ -45,6 +47,7 @@ static void profile_destroy(void *state) {
     free(s->t[i].x);
   }
   free(s->t);
+  av__cores_free(&s->cores);
   free(s);
 }
 
@@ -196,7 +199,8 @@ static const profile_table_t *find_table(const profile_state_t *s, const av_tile
   return NULL;
 }
 
-static const char *const top_keys[] = {"gpu", "variants", "command", "notes", NULL};
+static const char *const top_keys[] = {"gpu", "variants", "command", "notes", "coresidency",
+                                        NULL};
 
 static int read_profile(const av_jctx_t *c, const json_t *root, const av_cost_env_t *env,
                         int check_gpu, profile_state_t *s) {
@@ -229,7 +233,9 @@ static int read_profile(const av_jctx_t *c, const json_t *root, const av_cost_en
                             "duplicate variant (same kind, m, n, warps, head_dim, dtype as "
                             "variants[%d])", k);
   }
-  return AV_OK;
+  /* Optional (profiles before the co-residency step lack it: the engine then models CTAs
+   * sharing an SM as it did, each at its lone rate). */
+  return av__cores_read(c, root, &s->cores);
 }
 
 /* Every compiled variant the batch can use must have a table: a scheduler may pick any. */
@@ -329,6 +335,8 @@ static void profile_estimate(const void *state, const av_cost_env_t *env,
   if (!t) t = nearest_table(s, &q->tile, h);
   av__cost_item_traffic(h, q, out);
   out->time_us = table_time(t, (double)q->rows, (double)q->kv_tokens);
+  if (q->coresident > 0)
+    out->slowdown = av__cores_slowdown(&s->cores, &q->tile, h->head_dim, h->dtype, q->coresident);
 }
 
 const av_costmodel_ops_t av_cost_profile = {

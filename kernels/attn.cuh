@@ -49,9 +49,14 @@ template <> struct dt<__nv_bfloat16> {
 __device__ __forceinline__ uint32_t smem_u32(const void *p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
+/* The L2 prefetch hint of the KV copies: rows are 256 B (d 128) inside contiguous blocks, so
+ * asking L2 for the whole 128-byte line per request (as FlashInfer's loads do) saves requests. */
+#ifndef AV_CP_L2_HINT
+#define AV_CP_L2_HINT ".L2::128B"
+#endif
 /* 16-byte async copy; src_bytes 0 zero-fills the destination (tokens past a segment's end). */
 __device__ __forceinline__ void cp_async16(void *dst, const void *src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)),
+  asm volatile("cp.async.cg.shared.global" AV_CP_L2_HINT " [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)),
                "l"(src), "r"(src_bytes));
 }
 __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
@@ -81,7 +86,18 @@ __device__ __forceinline__ unsigned smid() {
 
 /* Tile geometry. Rows: WM = M/16 warps of 16 rows; each KV tile's N tokens are split over
  * WN warps (>= 16 tokens each, the mma's k), at most 4 warps in all. Rows of shared memory
- * are padded by 16 bytes so ldmatrix's 8 row addresses fall in distinct banks. */
+ * are padded by 16 bytes so ldmatrix's 8 row addresses fall in distinct banks. Queries live in
+ * registers only (read straight from global memory into mma fragments), so shared memory holds
+ * just the S-stage K/V ring: S = 3 where three tiles fit the smallest per-block limit of the
+ * three architectures (99 KiB on sm_89), else 2. MINB is the CTAs per SM that
+ * __launch_bounds__ asks registers to allow: what the shared memory allows on sm_90, capped
+ * at 3 for m16/m32 tiles (register-light, latency-bound: more CTAs hide more latency) and at
+ * 2 for m64 tiles, whose math runs faster with registers to spare than with a third CTA
+ * (measured on the H200, docs/gpu-notes.md "kernel A/B 2": PAT tree 3's root 12 % faster,
+ * prefix16k 19 % faster than with the cap at 3). */
+#ifndef AV_MINB_CAP
+#define AV_MINB_CAP(M) ((M) >= 64 ? 2 : 3)
+#endif
 template <int M, int N, int D> struct geom {
   static constexpr int WM = M / 16;
   static constexpr int WN_MAX = 4 / WM > 0 ? 4 / WM : 1;
@@ -90,11 +106,14 @@ template <int M, int N, int D> struct geom {
   static constexpr int T = W * 32;
   static constexpr int NS = N / WN;         /* tokens per warp per tile */
   static constexpr int P = D + 8;           /* smem row pitch, elements */
-  static constexpr int Q_BYTES = M * P * 2;
-  static constexpr int KV_BYTES = 2 /*stages*/ * 2 /*K,V*/ * N * P * 2;
+  static constexpr int TILE_BYTES = 2 /*K,V*/ * N * P * 2;
+  static constexpr int S = 3 * TILE_BYTES <= 99 * 1024 ? 3 : 2;
+  static constexpr int KV_BYTES = S * TILE_BYTES;
   static constexpr int OP = D + 4;          /* fp32 staging pitch */
   static constexpr int STAGE_BYTES = W * 16 * OP * 4 + W * 16 * 2 * 4;
-  static constexpr int SMEM = Q_BYTES + (KV_BYTES > STAGE_BYTES ? KV_BYTES : STAGE_BYTES);
+  static constexpr int SMEM = KV_BYTES > STAGE_BYTES ? KV_BYTES : STAGE_BYTES;
+  static constexpr int FIT = (227 * 1024) / (SMEM + 1024);
+  static constexpr int MINB = FIT < 1 ? 1 : (FIT > AV_MINB_CAP(M) ? AV_MINB_CAP(M) : FIT);
 };
 
 struct item_t {
@@ -139,28 +158,84 @@ struct tile_cursor {
   }
 };
 
-/* Issues the cp.async copies of one KV tile (K and V, N tokens x D) into shared memory. */
-template <typename T, int N, int D, int NT>
-__device__ __forceinline__ void load_kv(T *ks, T *vs, const tile_cursor &c,
-                                        const av_kern_batch_t &b, int kvh, int tid) {
-  constexpr int CPR = D / 8;  /* 16-byte chunks per token row */
-  constexpr int P = D + 8;
-  const int bs = b.block_size;
-  const int32_t *blocks = b.block_ids + b.node_block_off[c.node];
-  const T *K = static_cast<const T *>(b.k);
-  const T *V = static_cast<const T *>(b.v);
-#pragma unroll 4
-  for (int i = tid; i < N * CPR; i += NT) {
-    const int row = i / CPR, col = (i % CPR) * 8;
-    const int tok = c.pos + row;
-    const bool ok = tok < c.end;
-    size_t off = 0;
-    if (ok) {
-      const int64_t blk = blocks[tok / bs];
-      off = (((size_t)blk * b.hkv + kvh) * bs + (tok % bs)) * D + col;
+/* Copies KV tiles into shared memory. Thread tid always copies the same 16-byte column of
+ * rows tid/CPR + k*RS (k < R), so the block ids of a tile's rows can be read one tile ahead
+ * into registers (fetch) and their latency hides behind the current tile's math; issue then
+ * starts the tile's cp.async copies without waiting on the block table. */
+template <typename T, int N, int D, int NT> struct kv_loader {
+  static constexpr int CPR = D / 8;  /* 16-byte chunks per token row */
+  static constexpr int RS = NT / CPR;
+  static constexpr int R = N / RS;
+  static constexpr int P = D + 8;
+  static_assert(NT % CPR == 0 && N % RS == 0, "loader geometry");
+  int blk[R];
+  int row0, col;
+  int rem0;  /* (tile start + row0) mod block size: rows' in-block offsets step by RS from it */
+  __device__ __forceinline__ void init(int tid) {
+    row0 = tid / CPR;
+    col = (tid % CPR) * 8;
+  }
+  /* One division per tile; the rows' block indices and offsets follow by carries. */
+  __device__ __forceinline__ void fetch(const tile_cursor &c, const av_kern_batch_t &b) {
+    const int32_t *blocks = b.block_ids + b.node_block_off[c.node];
+    const int bs = b.block_size;
+    const int t0 = c.pos + row0;
+    int q = t0 / bs, r = t0 - q * bs;
+    rem0 = r;
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+      blk[k] = t0 + k * RS < c.end ? __ldg(blocks + q) : -1;
+      r += RS;
+      while (r >= bs) {
+        r -= bs;
+        ++q;
+      }
     }
-    cp_async16(ks + row * P + col, K + off, ok ? 16 : 0);
-    cp_async16(vs + row * P + col, V + off, ok ? 16 : 0);
+  }
+  __device__ __forceinline__ void issue(T *ks, T *vs, const av_kern_batch_t &b, int kvh) const {
+    const int bs = b.block_size;
+    const T *K = static_cast<const T *>(b.k);
+    const T *V = static_cast<const T *>(b.v);
+    int r = rem0;
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+      const int row = row0 + k * RS;
+      const bool ok = blk[k] >= 0;
+      size_t off = 0;
+      if (ok) off = ((size_t)(blk[k] * b.hkv + kvh) * bs + r) * D + col;
+      cp_async16(ks + row * P + col, K + off, ok ? 16 : 0);
+      cp_async16(vs + row * P + col, V + off, ok ? 16 : 0);
+      r += RS;
+      while (r >= bs) r -= bs;
+    }
+  }
+};
+
+/* The warp's 16 query rows as mma A fragments, read from global memory (32-bit pairs in the
+ * m16n8k16 A layout: rows lane/4 and lane/4 + 8, columns 2(lane%4) and + 8); rows past
+ * n_q * group are zero. */
+template <typename T, int D>
+__device__ __forceinline__ void load_q_frags(uint32_t (*qf)[4], const av_kern_batch_t &b,
+                                             const av_kern_launch_t &l, const item_t &it,
+                                             int kvh, int row_base, int lane) {
+  const int g = b.hq / b.hkv, rows = it.n_q * g;
+  const T *Q = static_cast<const T *>(b.q);
+  const uint32_t *src[2] = {nullptr, nullptr};
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = row_base + (lane >> 2) + h * 8;
+    if (r < rows) {
+      const int req = l.queries[it.q_begin + r / g];
+      src[h] = reinterpret_cast<const uint32_t *>(
+          Q + ((size_t)req * b.hq + (size_t)kvh * g + r % g) * D + (lane & 3) * 2);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < D / 16; ++k) {
+    qf[k][0] = src[0] ? __ldg(src[0] + k * 8) : 0u;
+    qf[k][1] = src[1] ? __ldg(src[1] + k * 8) : 0u;
+    qf[k][2] = src[0] ? __ldg(src[0] + k * 8 + 4) : 0u;
+    qf[k][3] = src[1] ? __ldg(src[1] + k * 8 + 4) : 0u;
   }
 }
 
@@ -178,57 +253,48 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
   const int wm = warp % G::WM, wn = warp / G::WM;
   const int g = b.hq / b.hkv;
   const int rows = it.n_q * g;
-  T *qs = reinterpret_cast<T *>(smem);
-  T *kvbuf = reinterpret_cast<T *>(smem + G::Q_BYTES);
+  T *kvbuf = reinterpret_cast<T *>(smem);
+  constexpr int S = G::S;
+  constexpr int BUF = 2 * N * P;    /* elements of one stage (K then V) */
   const float scale_log2 = b.scale * 1.4426950408889634f;
 
-  /* Queries x group rows into shared memory (rows past n_q*g are zero). */
-  {
-    const T *Q = static_cast<const T *>(b.q);
-    constexpr int CPR = D / 8;
-    for (int i = tid; i < M * CPR; i += NT) {
-      const int r = i / CPR, col = (i % CPR) * 8;
-      size_t off = 0;
-      const bool ok = r < rows;
-      if (ok) {
-        const int req = l.queries[it.q_begin + r / g];
-        off = ((size_t)req * b.hq + (size_t)kvh * g + r % g) * D + col;
-      }
-      cp_async16(qs + r * P + col, Q + off, ok ? 16 : 0);
-    }
-  }
+  /* Pipeline: tiles 0..S-2 are issued up front; iteration t issues tile t+S-1 into the
+   * buffer iteration t-1 freed, then waits for tile t only (S-1 tiles stay in flight while
+   * it computes). Block ids are always one issued tile ahead (kv_loader::fetch). */
+  kv_loader<T, N, D, NT> kl;
+  kl.init(tid);
   tile_cursor ld, cp;
   ld.start(l.segs, it);
   cp = ld;
-  if (ld.valid(it)) load_kv<T, N, D, NT>(kvbuf, kvbuf + N * P, ld, b, kvh, tid);
-  cp_commit();
-  ld.template next<N>(l.segs, it);
+  if (ld.valid(it)) kl.fetch(ld, b);
+#pragma unroll
+  for (int s0 = 0; s0 < S - 1; ++s0) {
+    if (ld.valid(it)) {
+      kl.issue(kvbuf + s0 * BUF, kvbuf + s0 * BUF + N * P, b, kvh);
+      ld.template next<N>(l.segs, it);
+      if (ld.valid(it)) kl.fetch(ld, b);
+    }
+    cp_commit();
+  }
+  uint32_t qf[KT][4];
+  load_q_frags<T, D>(qf, b, l, it, kvh, wm * 16, lane);
 
   float o[ON][4];
 #pragma unroll
   for (int j = 0; j < ON; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
   float mx[2] = {-INFINITY, -INFINITY}, sum[2] = {0.f, 0.f};
-  uint32_t qf[KT][4];
-  bool have_q = false;
 
-  for (int stage = 0; cp.valid(it); ++stage) {
-    const bool more = ld.valid(it);
-    if (more) {
-      T *nb = kvbuf + ((stage + 1) & 1) * 2 * N * P;
-      load_kv<T, N, D, NT>(nb, nb + N * P, ld, b, kvh, tid);
+  int rb = 0, wb = S - 1;  /* buffer read this iteration, buffer written */
+  while (cp.valid(it)) {
+    if (ld.valid(it)) {
+      kl.issue(kvbuf + wb * BUF, kvbuf + wb * BUF + N * P, b, kvh);
+      ld.template next<N>(l.segs, it);
+      if (ld.valid(it)) kl.fetch(ld, b);
     }
     cp_commit();
-    cp_wait<1>();
+    cp_wait<S - 1>();
     __syncthreads();
-    if (!have_q) {
-#pragma unroll
-      for (int k = 0; k < KT; ++k) {
-        const int r = wm * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-        ldsm_x4(qf[k], qs + r * P + k * 16 + (lane >> 4) * 8);
-      }
-      have_q = true;
-    }
-    const T *ks = kvbuf + (stage & 1) * 2 * N * P;
+    const T *ks = kvbuf + rb * BUF;
     const T *vs = ks + N * P;
     const int valid = cp.end - cp.pos;  /* tokens of this tile (>= N means full) */
     const int t0 = wn * G::NS;
@@ -304,15 +370,16 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
         dt<T>::mma(o[j + 1], pa, vb[2], vb[3]);
       }
     }
-    __syncthreads();  /* this stage's buffer is refilled two stages on */
+    __syncthreads();  /* buffer rb is refilled by the next iteration */
     cp.template next<N>(l.segs, it);
-    if (more) ld.template next<N>(l.segs, it);
+    rb = rb + 1 == S ? 0 : rb + 1;
+    wb = wb + 1 == S ? 0 : wb + 1;
   }
   cp_wait<0>();
 
   /* Each warp stages its unnormalised O and (max, sum) per row; then the CTA combines the
    * WN warps of each row group and writes the output or the partial state. */
-  float *st = reinterpret_cast<float *>(smem + G::Q_BYTES);
+  float *st = reinterpret_cast<float *>(smem);
   float *ml = st + G::W * 16 * G::OP;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -419,7 +486,8 @@ __device__ __forceinline__ void attn_persistent(const av_kern_batch_t &b,
 /* Kernel symbols are extern "C" so the compiler's resource report names them plainly
  * (kernels/gen_variants.py parses it into kernels/variants.json). */
 #define AV_DEFINE_ATTN(KIND, BODY, TN, DT, M, N, D)                                 \
-  extern "C" __global__ void __launch_bounds__(av::geom<M, N, D>::T)               \
+  extern "C" __global__ void __launch_bounds__(av::geom<M, N, D>::T,               \
+                                               av::geom<M, N, D>::MINB)            \
       av_k_##KIND##_##TN##_d##D##_m##M##_n##N(const av_kern_batch_t b,             \
                                               const av_kern_launch_t l) {          \
     av::BODY<DT, M, N, D>(b, l);                                                   \

@@ -42,19 +42,33 @@ static const av_param_def_t pp_params[] = {
     {.name = "n_mid_max", .type = AV_PARAM_INT, .def = "1024", .min = 1, .max = 1e9,
      .help = "CTAs with at most this many KV tokens (and more than n_small_max) prefer "
              "n = 64; longer ones n = 128"},
+    {.name = "occupancy_aware", .type = AV_PARAM_BOOL, .def = "true",
+     .help = "the KV-length rule chooses only among tiles that are performance-equivalent "
+             "for the batch: bytes in flight over the resident CTAs (occupancy of the "
+             "compiled variant) keep HBM as busy as the best tile (PAT 5.2 constraint 2)"},
+    {.name = "equiv_tol", .type = AV_PARAM_DOUBLE, .def = "0.02", .min = 0.0, .max = 1.0,
+     .help = "tiles whose estimated batch throughput is within this fraction of the best "
+             "count as equivalent (PAT 5.2: equivalent tiles differ by < 2%)"},
     {.name = NULL},
 };
 
 enum { PP_MAX_TILES = 256 };
 
 typedef struct pp_cfg {
-  int naive, compute, fixed, serial, split, share_rows;
+  int naive, compute, fixed, serial, split, share_rows, occ_aware;
   int64_t n_small_max, n_mid_max;
   int32_t group;           /* GQA group g */
   int32_t per_cta;         /* queries that fit the largest allowed m */
   int n_menu;
   av_tile_t menu[PP_MAX_TILES]; /* allowed tiles, sorted by (m, n, warps) */
   av_tile_t fixed_tile;
+  /* Occupancy-aware equivalence (pp_rates): per menu tile the CTAs resident at once on the
+   * GPU and one CTA's streaming rate (bytes/us); HBM bandwidth; the batch's CTA count
+   * (0 = not yet known: assume it fills every resident slot). */
+  int32_t conc[PP_MAX_TILES];
+  double rate[PP_MAX_TILES];
+  double hbm_Bpus, equiv_tol;
+  int64_t n_ctas;
 } pp_cfg_t;
 
 /* One CTA of the packing (before the long-KV split): `n_q` queries starting at `q_begin` of
@@ -71,10 +85,25 @@ typedef struct pp_piece {
   av_tile_t tile;
 } pp_piece_t;
 
+/* HBM throughput (bytes/us) the batch's CTAs would reach with menu tile i: the CTAs running
+ * at once (the batch's, at most the tile's resident slots) times one CTA's rate, at most the
+ * HBM bandwidth. This is PAT §5.2 constraint 2 (D_flight = S·C·n·h·b >= L·B) read as a rate:
+ * a tile whose resident CTAs cannot keep L·B bytes in flight leaves HBM idle. */
+static double pp_throughput(const pp_cfg_t *c, int i) {
+  double running = c->n_ctas > 0 && c->n_ctas < c->conc[i] ? (double)c->n_ctas : c->conc[i];
+  return fmin(c->hbm_Bpus, running * c->rate[i]);
+}
+
 /* PAT §5.2 tile selector. m: the smallest allowed m >= rows (round-up rule: rounding down
  * would split the queries and reload the shared KV). n: by KV length, short KV preferring a
  * small n (shorter last tile, no compute bubble) and long KV a large one (fewer resident
- * CTAs, more bandwidth each); the thresholds are parameters, the closest compiled n wins. */
+ * CTAs, more bandwidth each); the thresholds are parameters, the closest compiled n wins.
+ * PAT picks n only among "performance-equivalent" tiles, profiled offline within a feasible
+ * set that keeps HBM saturated (§5.2, constraints 1-3 and "Deriving KV tile n"). Its
+ * (16, 128) tile needs m·h·b + n·h·b + m·h·b' = 44 KB of shared memory; anvil's kernel
+ * double-buffers K and V, so its (16, 128) needs 140 KB and runs one CTA per H200 SM where
+ * (16, 64) runs three. So with occupancy_aware the length rule chooses only among the tiles
+ * of that m whose batch throughput (pp_throughput) is within equiv_tol of the best. */
 static av_tile_t pp_tile(const pp_cfg_t *c, int32_t rows, int64_t kv) {
   if (c->fixed) return c->fixed_tile;
   int prefer_n = kv <= c->n_small_max ? 32 : kv <= c->n_mid_max ? 64 : 128;
@@ -84,14 +113,49 @@ static av_tile_t pp_tile(const pp_cfg_t *c, int32_t rows, int64_t kv) {
       m = c->menu[i].m_rows;
       break;
     }
+  double xmax = 0.0;
+  for (int i = 0; i < c->n_menu && c->occ_aware; i++)
+    if (c->menu[i].m_rows == m) xmax = fmax(xmax, pp_throughput(c, i));
   int best = -1;
   int best_dn = 0;
   for (int i = 0; i < c->n_menu; i++) {
     if (c->menu[i].m_rows != m) continue;
+    if (c->occ_aware && pp_throughput(c, i) < (1.0 - c->equiv_tol) * xmax) continue;
     int dn = abs(c->menu[i].n_tokens - prefer_n);
     if (best < 0 || dn < best_dn) best = i, best_dn = dn;
   }
   return c->menu[best];
+}
+
+/* One CTA's streaming rate with menu tile i (bytes/us), the smaller of two estimates:
+ * Little's law on the GPU spec (one K or V tile of n·h·b bytes in flight, as PAT's D_flight
+ * counts it, at most what one SM keeps outstanding, over the memory latency), and the
+ * marginal rate of the cost model between 4096 and 8192 KV tokens (a measured `profile`
+ * model knows the real kernel's rate; `roofline` gives the fair HBM share). */
+static void pp_rates(const av_sched_ctx_t *ctx, pp_cfg_t *c) {
+  const av_gpu_t *g = ctx->gpu;
+  const av_heads_t *h = &ctx->workload->heads;
+  c->hbm_Bpus = av_gpu_hbm_bw_GBps(g) * 1e3;
+  for (int i = 0; i < c->n_menu; i++) {
+    const av_tile_t *t = &c->menu[i];
+    c->conc[i] = av_sched_concurrent_ctas(ctx, t, 1);
+    double r = INFINITY;
+    if (g->mem_latency_ns > 0 && g->bytes_in_flight_per_sm > 0) {
+      double tile_bytes = (double)t->n_tokens * h->head_dim * av_dtype_bytes(h->dtype);
+      r = fmin(tile_bytes, g->bytes_in_flight_per_sm) / (g->mem_latency_ns * 1e-3);
+    }
+    if (ctx->cost) {
+      av_item_cost_t a, b;
+      av_cost_query_t q = {.n_q = 1, .rows = t->m_rows, .kv_tokens = 4096, .tile = *t,
+                           .output = AV_OUT_PARTIAL};
+      av_costmodel_estimate(ctx->cost, &q, &a);
+      q.kv_tokens = 8192;
+      av_costmodel_estimate(ctx->cost, &q, &b);
+      if (b.time_us > a.time_us)
+        r = fmin(r, (b.hbm_bytes - a.hbm_bytes) / (b.time_us - a.time_us));
+    }
+    c->rate[i] = r;
+  }
 }
 
 /* Reads the parameters and the tile menu. The menu is fetched once per plan (not per CTA):
@@ -107,6 +171,8 @@ static int pp_config(const av_sched_ctx_t *ctx, const av_params_t *p, pp_cfg_t *
   c->share_rows = strcmp(av_params_enum(p, "share_unit"), "rows") == 0;
   c->n_small_max = av_params_int(p, "n_small_max");
   c->n_mid_max = av_params_int(p, "n_mid_max");
+  c->occ_aware = av_params_bool(p, "occupancy_aware");
+  c->equiv_tol = av_params_double(p, "equiv_tol");
   c->group = av_heads_group(&ctx->workload->heads);
   int max_m = (int)av_params_int(p, "max_m_rows");
   if (c->n_small_max > c->n_mid_max)
@@ -136,6 +202,7 @@ static int pp_config(const av_sched_ctx_t *ctx, const av_params_t *p, pp_cfg_t *
     return av_error_set(err, AV_ERR_UNSUPPORTED, NULL, "max_m_rows",
                         "no compiled partial-attention tile has m <= max_m_rows = %d (the "
                         "smallest is m = %d)", max_m, all[0].m_rows);
+  if (c->occ_aware) pp_rates(ctx, c);
   return av_sched_queries_per_cta(ctx, c->menu[c->n_menu - 1].m_rows, &c->per_cta, err);
 }
 
@@ -258,7 +325,7 @@ static int32_t pp_ctas(const pp_cfg_t *c, const av_workload_t *w, const int32_t 
 /* PAT §6 long-KV split: a CTA whose KV is longer than the mean KV over all CTAs is cut into
  * k = ceil(kv / mean) equal parts (token boundaries floor(kv·j/k)), so every part is at most
  * the mean. Then each part gets its tile (n chosen by the part's own length). */
-static int32_t pp_pieces(const pp_cfg_t *c, const pp_cta_t *ctas, int32_t n_ctas,
+static int32_t pp_pieces(pp_cfg_t *c, const pp_cta_t *ctas, int32_t n_ctas, int32_t hkv,
                          pp_piece_t *pieces) {
   double total = 0.0;
   for (int32_t i = 0; i < n_ctas; i++) total += (double)ctas[i].kv;
@@ -267,12 +334,14 @@ static int32_t pp_pieces(const pp_cfg_t *c, const pp_cta_t *ctas, int32_t n_ctas
     int64_t kv = ctas[i].kv, k = 1;
     if (c->split && (double)kv * n_ctas > total)
       k = (int64_t)ceil((double)kv * n_ctas / total);
-    for (int64_t j = 0; j < k; j++) {
-      int64_t b = kv * j / k, e = kv * (j + 1) / k;
-      pieces[n++] = (pp_piece_t){.cta = i, .begin = b, .end = e,
-                                 .tile = pp_tile(c, ctas[i].n_q * c->group, e - b)};
-    }
+    for (int64_t j = 0; j < k; j++)
+      pieces[n++] = (pp_piece_t){.cta = i, .begin = kv * j / k, .end = kv * (j + 1) / k};
   }
+  /* The plan runs once per KV head, so the GPU sees pieces x hkv CTAs (tile equivalence). */
+  c->n_ctas = (int64_t)n * hkv;
+  for (int32_t i = 0; i < n; i++)
+    pieces[i].tile = pp_tile(c, ctas[pieces[i].cta].n_q * c->group,
+                             pieces[i].end - pieces[i].begin);
   return n;
 }
 
@@ -358,7 +427,7 @@ static int pp_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_plan
   pieces = malloc(((size_t)n_ctas * 2 + 1) * sizeof *pieces);
   p = av_plan_create(w, "profit_pack");
   if (!pieces || !p) goto nomem;
-  int32_t n_pieces = pp_pieces(c, ctas, n_ctas, pieces);
+  int32_t n_pieces = pp_pieces(c, ctas, n_ctas, w->heads.hkv, pieces);
   rc = pp_emit(c, w, start, ctas, members, pieces, n_pieces, chain, segs, p, err);
   goto done;
 nomem:

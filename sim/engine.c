@@ -34,9 +34,11 @@ static void layout(av__eng_t *e, carve_t *c, int64_t n_items, int64_t n_merge, i
   e->item_fixed = carve(c, (size_t)n_items, sizeof(double));
   e->item_cap = carve(c, (size_t)n_items, sizeof(double));
   e->merge_bytes = carve(c, (size_t)n_merge, sizeof(double));
+  e->curve = carve(c, (size_t)n_l * (size_t)(e->maxc + 1), sizeof(double));
   double **sm_d[] = {&e->W,     &e->PHI,   &e->rho,   &e->irho,  &e->phi,
                      &e->iphi,  &e->Cn,    &e->nC,    &e->mtmin, &e->ftmin,
-                     &e->tamin, &e->next,  &e->busy_since, &e->busy_us, &e->capsum};
+                     &e->tamin, &e->next,  &e->busy_since, &e->busy_us, &e->capsum,
+                     &e->sbar};
   for (size_t i = 0; i < sizeof sm_d / sizeof *sm_d; i++) *sm_d[i] = carve(c, S, sizeof(double));
   int32_t **sm_i[] = {&e->n_mem, &e->n_cmp, &e->n_res, &e->hw};
   for (size_t i = 0; i < sizeof sm_i / sizeof *sm_i; i++) *sm_i[i] = carve(c, S, sizeof(int32_t));
@@ -253,6 +255,30 @@ static void item_costs(av__eng_t *e) {
   }
 }
 
+/* The measured co-residency curve of each launch's variant, k = 1..maxc, from the cost
+ * model (av_item_cost_t.slowdown; profile_coresidency.h). Without curves every factor is 1
+ * and has_curve stays 0, so the event loop runs exactly as before. */
+static void launch_curves(av__eng_t *e) {
+  const av_plan_t *p = e->plan;
+  const int32_t K = e->maxc + 1;
+  for (int32_t l = 0; l < e->n_launches; l++) {
+    double *cv = &e->curve[(int64_t)l * K];
+    for (int32_t k = 0; k < K; k++) cv[k] = 1.0;
+    if (!e->cta_caps || l >= p->n_launches) continue;
+    av_cost_query_t q = {.n_q = 1, .rows = 1, .kv_tokens = 2048,
+                         .tile = p->launches[l].tile, .output = AV_OUT_PARTIAL};
+    for (int32_t k = 2; k < K; k++) {
+      av_item_cost_t c;
+      q.coresident = k;
+      av_costmodel_estimate(e->in->cost, &q, &c);
+      if (c.slowdown > 0 && isfinite(c.slowdown)) {
+        cv[k] = c.slowdown;
+        e->has_curve = 1;
+      }
+    }
+  }
+}
+
 /* Requests with partial states, i.e. that the merge kernel combines (PAT §7). */
 static int64_t merge_requests(const av_plan_t *p) {
   int64_t n = 0;
@@ -338,6 +364,7 @@ static int fill_result(const av__eng_t *e, int32_t n_plan_launches, av_sim_resul
 static void init_sms(av__eng_t *e) {
   for (int32_t s = 0; s < e->S; s++) {
     e->irho[s] = e->nC[s] = e->iphi[s] = AV__BIG;
+    e->sbar[s] = 1.0;
     e->mtmin[s] = e->ftmin[s] = e->tamin[s] = e->next[s] = AV__BIG;
   }
 }
@@ -462,6 +489,7 @@ int av__engine_run(const av__engine_in_t *in, av_sim_result_t *out, av_timeline_
   if (!rc) {
     if (!in->durations_us) item_costs(&e);
     if (e.has_merge) merge_costs(&e);
+    launch_curves(&e);
     init_sms(&e);
     link_streams(&e, keys);
     e.partial_left = nl;

@@ -94,6 +94,11 @@ typedef struct av__eng {
    * SM's), derived from C(n_q, n); the per-SM bound C is then not used. */
   int cta_caps;
   double merge_cap;                   /* a merge CTA's rate bound (bytes/us) under cta_caps */
+  /* Co-residency (cta_caps with a profile that has curves, docs/validation.md): a CTA's
+   * streaming rate when k memory-active CTAs share its SM is its lone bound / curve(k) of its
+   * launch's variant; curve[l * (maxc + 1) + k], k = 1..maxc (all 1 for the merge launch). */
+  int has_curve;
+  double *curve;
   int line_tokens;                    /* L2 granularity: whole paged blocks, >= 64 tokens */
   av__eng_launch_t *L;
   /* per item (one KV head) */
@@ -109,6 +114,8 @@ typedef struct av__eng {
   double *Cn, *nC;                    /* in-flight bound per CTA (C / n_mem, or the mean of
                                          the memory-active CTAs' own bounds) and 1 / it */
   double *capsum;                     /* cta_caps: sum of the memory-active CTAs' bounds */
+  double *sbar;                       /* has_curve: mean curve(n_mem) of the memory-active
+                                         CTAs (1 otherwise) */
   double *mtmin, *ftmin, *tamin, *next;
   double *busy_since, *busy_us;
   int32_t *n_mem, *n_cmp, *n_res, *hw;

@@ -160,12 +160,13 @@ static void job_begin(av__eng_t *e, int32_t sl, double t) {
 
 /* SM s now has n memory-active CTAs: their common rate bound is the SM's in-flight bytes
  * shared (C / n), or with per-CTA bounds their mean (co-resident CTAs of different launches
- * are held to one rate per SM, which keeps an event O(SMs)). */
+ * are held to one rate per SM, which keeps an event O(SMs)), divided by the measured
+ * co-residency slowdown at n (sbar, 1 without curves). */
 static void set_n_mem(av__eng_t *e, int32_t s, int32_t n) {
   e->n_mem_total += n - e->n_mem[s];
   e->n_mem[s] = n;
   if (n == 0) e->capsum[s] = 0;  /* no drift from adding and removing bounds */
-  double cn = e->cta_caps ? e->capsum[s] / n : e->C / n;
+  double cn = e->cta_caps ? e->capsum[s] / n / e->sbar[s] : e->C / n;
   e->Cn[s] = n > 0 ? cn : 0;
   e->nC[s] = n > 0 ? 1 / cn : BIG;
 }
@@ -207,6 +208,22 @@ static void job_end(av__eng_t *e, int32_t sl, int32_t s, double t) {
   if (++L->done_ctas == L->total) launch_end(e, li, t);
 }
 
+/* The mean, over SM s's n memory-active CTAs, of their variants' co-residency slowdown at
+ * n (CTAs of different launches may share an SM; with one launch it is curve(n) itself).
+ * O(slots on the SM), and only when the SM's memory-active set changed. */
+static double mean_curve(const av__eng_t *e, int32_t s, int32_t n) {
+  if (n <= 1) return 1.0;
+  const int64_t base = (int64_t)s * e->maxc;
+  const int32_t K = e->maxc + 1, k = n < K ? n : K - 1;
+  double sum = 0;
+  for (int32_t j = 0; j < e->hw[s]; j++) {
+    int64_t sl = base + j;
+    if (e->sl_state[sl] == 2 && e->sl_mt[sl] < BIG)
+      sum += e->curve[(int64_t)e->sl_launch[sl] * K + k];
+  }
+  return sum / n;
+}
+
 /* Advances the slots of SM s that are due at t: prologues end, bytes and FLOPs run out. */
 static void process_sm(av__eng_t *e, int32_t s, double t) {
   const int64_t base = (int64_t)s * e->maxc;
@@ -244,6 +261,7 @@ static void process_sm(av__eng_t *e, int32_t s, double t) {
   }
   if (n_mem != e->n_mem[s] || capsum != e->capsum[s]) {
     e->capsum[s] = capsum;
+    if (e->has_curve) e->sbar[s] = mean_curve(e, s, n_mem);
     set_n_mem(e, s, n_mem);
   }
   if (n_cmp != e->n_cmp[s]) set_n_cmp(e, s, n_cmp);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/cli_util.h"
 #include "cli/experiment.h"
 #include "tests/support.h"
 
@@ -62,6 +63,28 @@ static const char *last_line(char *text) {
   char *nl = strrchr(text, '\n');
   return nl ? nl + 1 : text;
 }
+
+/* CSV fields: plain names stay plain; commas, quotes and newlines are quoted (RFC 4180), as
+ * FlashInfer's batch names "U(512,2048) b=4" need; truncation reports the needed length. */
+START_TEST(csv_field_quoting) {
+  static const struct {
+    const char *in, *out;
+  } cases[] = {{"pat-3", "pat-3"},
+               {"U(512,2048) b=4", "\"U(512,2048) b=4\""},
+               {"say \"hi\"", "\"say \"\"hi\"\"\""},
+               {"a\nb", "\"a\nb\""},
+               {"", ""}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char buf[64];
+    const size_t n = av_csv_field(buf, sizeof buf, cases[i].in);
+    ck_assert_str_eq(buf, cases[i].out);
+    ck_assert_uint_eq(n, strlen(cases[i].out));
+  }
+  char small[4];
+  ck_assert_uint_eq(av_csv_field(small, sizeof small, "x,y"), 5);
+  ck_assert_str_eq(small, "\"x,");
+}
+END_TEST
 
 START_TEST(run_quickstart_writes_results) {
   char *dir = tmp_file("results");
@@ -258,6 +281,7 @@ int main(void) {
   TCase *tc = tcase_create("happy_paths");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, csv_field_quoting);
   tcase_add_test(tc, run_quickstart_writes_results);
   tcase_add_test(tc, run_default_output_dir);
   tcase_add_test(tc, run_timeline_is_json);

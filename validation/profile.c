@@ -16,8 +16,10 @@
 void av_profile_free(av_profile_t *p) {
   if (!p) return;
   free(p->t);
+  free(p->cores);
   p->t = NULL;
-  p->n = p->cap = 0;
+  p->cores = NULL;
+  p->n = p->cap = p->n_cores = 0;
 }
 
 av_profile_table_t *av_profile_add(av_profile_t *p) {
@@ -97,6 +99,69 @@ av_plan_t *av_profile_plan(const av_workload_t *w, const av_tile_t *tile, int se
     return NULL;
   }
   return p;
+}
+
+av_workload_t *av_profile_cores_workload(int32_t n_req, int64_t kv, int shared, int head_dim,
+                                         av_dtype_t dtype, av_error_t *err) {
+  if (n_req < 1 || kv < 1) {
+    av_error_set(err, AV_ERR_RANGE, SRC, NULL, "need >= 1 request and KV token, got %d and %lld",
+                 (int)n_req, (long long)kv);
+    return NULL;
+  }
+  int32_t roots = shared ? 1 : n_req;
+  av_workload_t *w = av_workload_create(roots, n_req);
+  if (!w) {
+    av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory (%d requests)", (int)n_req);
+    return NULL;
+  }
+  snprintf(w->name, sizeof w->name, "coresidency-%s-%d", shared ? "shared" : "own", (int)n_req);
+  w->heads = (av_heads_t){.hq = 1, .hkv = 1, .head_dim = head_dim, .dtype = dtype};
+  for (int32_t r = 0; r < roots; r++) {
+    w->nodes[r].parent = -1;
+    w->nodes[r].kv_len_tokens = kv;
+  }
+  for (int32_t q = 0; q < n_req; q++) w->request_node[q] = shared ? 0 : q;
+  if (av_workload_finalize(w, err)) {
+    av_workload_destroy(w);
+    return NULL;
+  }
+  return w;
+}
+
+av_plan_t *av_profile_cores_plan(const av_workload_t *w, const av_tile_t *tile,
+                                 av_error_t *err) {
+  av_plan_t *p = av_plan_create(w, "profile-coresidency");
+  int persistent = tile->kind == AV_KERNEL_PERSISTENT;
+  int32_t launch = p ? av_plan_add_launch(p, 0, tile, persistent ? w->n_requests : 0) : -1;
+  int ok = launch >= 0;
+  for (int32_t q = 0; ok && q < w->n_requests; q++) {
+    int32_t node = w->request_node[q];
+    av_segment_t s = {.node = node, .begin = 0, .end = w->nodes[node].kv_len_tokens};
+    ok = av_plan_add_item(p, launch, &q, 1, &s, 1, tile_output(tile), persistent ? q : -1,
+                          persistent ? 0 : -1) >= 0;
+  }
+  if (!ok) {
+    av_plan_destroy(p);
+    av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory building a co-residency plan");
+    return NULL;
+  }
+  if (av_plan_finalize(p, err) || av_plan_check(p, w, err)) {
+    av_plan_destroy(p);
+    return NULL;
+  }
+  return p;
+}
+
+int av_profile_cores_slowdown(const double *dur_us, int n_k, double fixed_us, double *out,
+                              av_error_t *err) {
+  for (int i = 0; i < n_k; i++)
+    if (!(dur_us[i] > 0) || !isfinite(dur_us[i]))
+      return av_error_set(err, AV_ERR_RANGE, SRC, NULL,
+                          "co-residency: mean CTA duration at k = %d is %g us (no CTA "
+                          "traced?)", i + 1, dur_us[i]);
+  double f = fmin(fmax(fixed_us, 0), dur_us[0] / 2);
+  for (int i = 0; i < n_k; i++) out[i] = (dur_us[i] - f) / (dur_us[0] - f);
+  return AV_OK;
 }
 
 typedef struct edge {
@@ -182,6 +247,39 @@ static json_t *table_json(const av_profile_table_t *t) {
                    av_dtype_name(t->dtype), "n_q", nq, "n_kv", kv, "time_us", rows);
 }
 
+static json_t *reals(const double *v, int n, double scale) {
+  json_t *a = json_array();
+  for (int i = 0; i < n; i++) json_array_append_new(a, json_real(round(v[i] * scale) / scale));
+  return a;
+}
+
+/* The optional "coresidency" key (costmodels/profile_coresidency.h reads it). */
+static json_t *cores_json(const av_profile_t *p) {
+  json_t *vs = json_array();
+  for (int i = 0; i < p->n_cores; i++) {
+    const av_profile_cores_t *c = &p->cores[i];
+    json_t *k = json_array();
+    for (int j = 0; j < c->n_k; j++) json_array_append_new(k, json_integer(j + 1));
+    json_array_append_new(
+        vs, json_pack("{s:s, s:i, s:i, s:i, s:i, s:s, s:o, s:o, s:o, s:o, s:o}", "kind",
+                      av_kernel_kind_name(c->tile.kind), "m", c->tile.m_rows, "n",
+                      c->tile.n_tokens, "warps", c->tile.warps, "head_dim", c->head_dim,
+                      "dtype", av_dtype_name(c->dtype), "k", k, "slowdown",
+                      reals(c->slowdown, c->n_k, 1e4), "duration_us",
+                      reals(c->dur_us, c->n_k, 1e4), "hbm_duration_us",
+                      reals(c->hbm_dur_us, c->n_k, 1e4), "hbm_GBps",
+                      reals(c->hbm_GBps, c->n_k, 10)));
+  }
+  char notes[400];
+  snprintf(notes, sizeof notes,
+           "k x SMs identical one-query CTAs of %d tokens in one launch (k per SM), L2 "
+           "flushed; slowdown = (duration - cta_fixed_us) / (lone duration - cta_fixed_us) "
+           "with all CTAs reading one shared KV (L2-resident); hbm_*: each CTA its own KV",
+           AV_PROF_CORES_KV);
+  return json_pack("{s:i, s:s, s:o}", "kv_tokens", AV_PROF_CORES_KV, "notes", notes,
+                   "variants", vs);
+}
+
 json_t *av_profile_to_json(const av_profile_t *p) {
   json_t *vs = json_array();
   for (int i = 0; i < p->n; i++) json_array_append_new(vs, table_json(&p->t[i]));
@@ -191,8 +289,10 @@ json_t *av_profile_to_json(const av_profile_t *p) {
            "of traced runs, %%globaltimer) with GQA group 1 (rows = queries); copy %.0f GB/s, "
            "launch %.2f us, lone CTA %.1f GB/s + %.2f us; see the .details.json file",
            p->device, p->copy_GBps, p->launch_us, p->lone_GBps, p->cta_fixed_us);
-  return json_pack("{s:s, s:s, s:s, s:o}", "gpu", p->gpu, "command", p->command, "notes",
-                   notes, "variants", vs);
+  json_t *doc = json_pack("{s:s, s:s, s:s, s:o}", "gpu", p->gpu, "command", p->command,
+                          "notes", notes, "variants", vs);
+  if (doc && p->n_cores > 0) json_object_set_new(doc, "coresidency", cores_json(p));
+  return doc;
 }
 
 json_t *av_profile_details_json(const av_profile_t *p) {
@@ -206,11 +306,25 @@ json_t *av_profile_details_json(const av_profile_t *p) {
                        "dtype", av_dtype_name(t->dtype), "predicted", t->occ_predicted,
                        "measured", t->occ_measured));
   }
-  return json_pack("{s:s, s:s, s:s, s:f, s:{s:f, s:f}, s:{s:f, s:f, s:f}, s:f, s:o}", "gpu", p->gpu,
+  json_t *res = json_array();
+  for (int i = 0; i < p->n_cores; i++) {
+    const av_profile_cores_t *c = &p->cores[i];
+    json_t *r = json_array();
+    for (int j = 0; j < c->n_k; j++) json_array_append_new(r, json_integer(c->resident[j]));
+    json_array_append_new(res, json_pack("{s:s, s:i, s:i, s:i, s:o}", "kind",
+                                         av_kernel_kind_name(c->tile.kind), "m", c->tile.m_rows,
+                                         "n", c->tile.n_tokens, "warps", c->tile.warps,
+                                         "most_resident_per_k", r));
+  }
+  json_t *d = json_pack("{s:s, s:s, s:s, s:f, s:{s:f, s:f}, s:{s:f, s:f, s:f}, s:f, s:o}", "gpu", p->gpu,
                    "device", p->device, "command", p->command, "copy_GBps", p->copy_GBps,
                    "launch", "per_launch_us", p->launch_us, "r2", p->launch_r2, "lone_cta",
                    "GBps", p->lone_GBps, "fixed_us", p->cta_fixed_us, "r2", p->lone_r2,
                    "tensor_tflops", p->tensor_tflops, "occupancy", occ);
+  /* whether each co-residency grid really put k CTAs on an SM (the block scheduler's call) */
+  if (d) json_object_set_new(d, "coresidency_placement", res);
+  else json_decref(res);
+  return d;
 }
 
 static void set_field(json_t *spec, const char *key, double v, const char *source) {

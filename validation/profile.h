@@ -21,6 +21,8 @@
 
 #define AV_PROF_MAX_NQ 8
 #define AV_PROF_MAX_KV 12
+#define AV_PROF_MAX_K 16                 /* co-resident CTAs per SM measured, at most */
+#define AV_PROF_CORES_KV 2048            /* KV tokens of every co-residency CTA */
 
 /* One variant's measurements. */
 typedef struct av_profile_table {
@@ -35,6 +37,25 @@ typedef struct av_profile_table {
   int occ_measured;                      /* most CTAs seen resident on one SM; -1 unmeasured */
 } av_profile_table_t;
 
+/* One variant's co-residency curve (docs/validation.md, "Co-residency"): grids of exactly k
+ * identical one-query CTAs per SM (k x SMs CTAs in one launch), each over AV_PROF_CORES_KV
+ * tokens, L2 flushed first; mean per-CTA duration from the trace. Two batches per k:
+ * "shared" (every CTA reads the same KV, which stays in L2 after the first touch: HBM cannot
+ * be the bottleneck, so what remains is the SM's own contention) and "hbm" (every CTA its
+ * own KV: adds HBM saturation at large k). The engine uses the shared curve; HBM is its
+ * water level's business. */
+typedef struct av_profile_cores {
+  av_tile_t tile;
+  int head_dim;
+  av_dtype_t dtype;
+  int n_k;                               /* k = 1 .. n_k (the variant's occupancy) */
+  double dur_us[AV_PROF_MAX_K];          /* shared KV: mean CTA duration at k = i + 1 */
+  double slowdown[AV_PROF_MAX_K];        /* (dur - fixed) / (dur at k=1 - fixed) */
+  double hbm_dur_us[AV_PROF_MAX_K];      /* own KV: mean CTA duration */
+  double hbm_GBps[AV_PROF_MAX_K];        /* own KV: all CTAs' KV bytes / launch span */
+  int resident[AV_PROF_MAX_K];           /* most CTAs seen at once on one SM (shared run) */
+} av_profile_cores_t;
+
 typedef struct av_profile {
   char gpu[64];                          /* spec name, e.g. "H200-SXM" */
   char device[256];                      /* the driver's name */
@@ -46,6 +67,8 @@ typedef struct av_profile {
                                             at its largest C); 0 when it was memory-bound */
   int n, cap;
   av_profile_table_t *t;
+  int n_cores;                           /* co-residency curves (0: step not run) */
+  av_profile_cores_t *cores;             /* owned */
 } av_profile_t;
 
 void av_profile_free(av_profile_t *p);
@@ -68,6 +91,20 @@ av_plan_t *av_profile_plan(const av_workload_t *w, const av_tile_t *tile, int se
 /* The most CTAs resident at once on one SM in a measured trace ({"ctas": [{"sm",
  * "start_us", "end_us"}, ...]}, the executor's format); ends are exclusive. */
 int av_profile_max_resident(const json_t *trace, int *out, av_error_t *err);
+/* Co-residency batch: one root of kv tokens and n_req one-query requests on it (shared), or
+ * n_req roots of kv tokens with one request each (!shared); one KV and one query head.
+ * Caller owns. */
+av_workload_t *av_profile_cores_workload(int32_t n_req, int64_t kv, int shared, int head_dim,
+                                         av_dtype_t dtype, av_error_t *err);
+/* One launch of `tile` with one item per request (the request's whole path); a persistent
+ * tile gets one CTA per item. Finalized and checked. Caller owns. */
+av_plan_t *av_profile_cores_plan(const av_workload_t *w, const av_tile_t *tile,
+                                 av_error_t *err);
+/* The rate slowdown at each k from mean durations: (dur[k] - fixed) / (dur[1] - fixed),
+ * fixed clamped to [0, dur[1] / 2] (the lone CTA's fixed cost is not slowed by the engine).
+ * AV_ERR_RANGE when a duration is not positive. */
+int av_profile_cores_slowdown(const double *dur_us, int n_k, double fixed_us, double *out,
+                              av_error_t *err);
 /* Least-squares line y = c0 + c1 x (GSL gsl_fit_linear) and its R^2. n >= 2. */
 int av_profile_fit_line(const double *x, const double *y, int n, double *c0, double *c1,
                         double *r2, av_error_t *err);
@@ -97,6 +134,7 @@ typedef struct av_profile_opts {
   int runs;                              /* traced runs per plan (mean; default 5) */
   int quick;                             /* fewer grid points (tests, smoke runs) */
   int verbose;                           /* progress lines on stderr */
+  int coresidency;                       /* measure the co-residency curves (default 1) */
 } av_profile_opts_t;
 void av_profile_opts_default(av_profile_opts_t *o);
 

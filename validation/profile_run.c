@@ -25,6 +25,7 @@ void av_profile_opts_default(av_profile_opts_t *o) {
   o->dtypes[1] = AV_DTYPE_BF16;
   o->n_dtypes = 2;
   o->runs = 5;
+  o->coresidency = 1;
 }
 
 static const int64_t k_kv_full[] = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384};
@@ -267,6 +268,122 @@ static void fit_tensor_rate(const av_gpu_t *g, av_profile_t *out) {
   out->tensor_tflops = 4.0 * m * kv * d / us * g->sm_count / 1e6;
 }
 
+/* Mean duration of the traced items (head 0) and, from the same trace, the span from the
+ * first start to the last end. */
+static int trace_stats(const json_t *trace, int32_t n_items, double *mean_us, double *span_us,
+                       av_error_t *err) {
+  const json_t *ctas = json_object_get(trace, "ctas");
+  double sum = 0, lo = INFINITY, hi = -INFINITY;
+  int32_t n = 0;
+  for (size_t i = 0; i < json_array_size(ctas); i++) {
+    const json_t *c = json_array_get(ctas, i);
+    json_int_t item = json_integer_value(json_object_get(c, "item"));
+    if (item < 0 || item >= n_items) continue;
+    double s = json_number_value(json_object_get(c, "start_us"));
+    double e = json_number_value(json_object_get(c, "end_us"));
+    sum += e - s;
+    n++;
+    lo = fmin(lo, s);
+    hi = fmax(hi, e);
+  }
+  if (n == 0)
+    return av_error_set(err, AV_ERR_INTERNAL, SRC, NULL,
+                        "co-residency: the trace has no CTA of the %d items", (int)n_items);
+  *mean_us = sum / n;
+  *span_us = hi - lo;
+  return AV_OK;
+}
+
+/* One variant at one k on batch b: `runs` traced runs (L2 flushed before each), the mean
+ * CTA duration over all CTAs and runs; for the shared batch the most CTAs seen on one SM,
+ * for the own-KV batch the aggregate KV rate. */
+static int cores_point(av_exec_batch_t *b, const av_workload_t *w, const av_gpu_t *g,
+                       int runs, int shared, av_profile_cores_t *c, int k, av_error_t *err) {
+  av_plan_t *p = av_profile_cores_plan(w, &c->tile, err);
+  if (!p) return err && err->code ? err->code : AV_ERR_INTERNAL;
+  av_exec_opts_t o;
+  av_exec_opts_default(&o);
+  o.verify = 0;
+  o.trace = 1;
+  o.repeats = 0;
+  o.warmup = 0;
+  double dur = 0, span = 0;
+  int rc = AV_OK;
+  for (int r = 0; r < runs && !rc; r++) {
+    av_exec_result_t res;
+    double m = 0, sp = 0;
+    rc = flush_l2(g, err);
+    if (!rc) rc = av_exec_batch_run(b, p, &o, &res, err);
+    if (rc) break;
+    rc = trace_stats(res.trace, p->n_items, &m, &sp, err);
+    if (!rc && shared && r == 0) rc = av_profile_max_resident(res.trace, &c->resident[k - 1], err);
+    av_exec_result_free(&res);
+    if (rc) break;
+    dur += m / runs;
+    span += sp / runs;
+  }
+  if (!rc && shared) c->dur_us[k - 1] = dur;
+  if (!rc && !shared) {
+    c->hbm_dur_us[k - 1] = dur;
+    double bytes = (double)w->n_requests * AV_PROF_CORES_KV * 2.0 * c->head_dim *
+                   av_dtype_bytes(c->dtype);
+    c->hbm_GBps[k - 1] = span > 0 ? bytes / span * 1e-3 : 0;
+  }
+  av_plan_destroy(p);
+  return rc;
+}
+
+/* Co-residency curves (profile.h, av_profile_cores_t) of every d-128 fp16 variant (else the
+ * first measured head dim and dtype): per k = 1 .. the variant's occupancy one launch of
+ * k x SMs identical CTAs, so the block scheduler puts exactly k on each SM. The batches are
+ * built once per k and shared by the variants. Needs the lone CTA's fixed cost (fit first). */
+static int measure_coresidency(const av_gpu_t *g, const av_profile_opts_t *o,
+                               av_profile_t *out, av_error_t *err) {
+  int d = out->t[0].head_dim;
+  av_dtype_t dt = out->t[0].dtype;
+  for (int i = 0; i < out->n; i++)
+    if (out->t[i].head_dim == 128 && out->t[i].dtype == AV_DTYPE_FP16) d = 128, dt = AV_DTYPE_FP16;
+  out->cores = calloc((size_t)out->n, sizeof *out->cores);
+  if (!out->cores) return av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory");
+  int kmax = 1;
+  for (int i = 0; i < out->n; i++) {
+    const av_profile_table_t *t = &out->t[i];
+    if (t->head_dim != d || t->dtype != dt) continue;
+    av_profile_cores_t *c = &out->cores[out->n_cores++];
+    c->tile = t->tile;
+    c->head_dim = d;
+    c->dtype = dt;
+    int occ = t->occ_measured > 0 ? t->occ_measured : t->occ_predicted;
+    c->n_k = occ < 1 ? 1 : occ > AV_PROF_MAX_K ? AV_PROF_MAX_K : occ;
+    if (c->n_k > kmax) kmax = c->n_k;
+  }
+  int runs = o->runs > 3 ? 3 : o->runs > 0 ? o->runs : 1, rc = AV_OK;
+  for (int k = 1; k <= kmax && !rc; k++)
+    for (int shared = 1; shared >= 0 && !rc; shared--) {
+      av_workload_t *w = av_profile_cores_workload(k * g->sm_count, AV_PROF_CORES_KV, shared,
+                                                   d, dt, err);
+      av_exec_batch_t *b = w ? av_exec_batch_create(w, (uint64_t)(100 + k), 1, err) : NULL;
+      if (!b) rc = err && err->code ? err->code : AV_ERR_INTERNAL;
+      for (int i = 0; i < out->n_cores && !rc; i++) {
+        av_profile_cores_t *c = &out->cores[i];
+        if (c->n_k < k) continue;
+        rc = cores_point(b, w, g, runs, shared, c, k, err);
+        if (!rc && o->verbose && !shared)
+          fprintf(stderr, "profile: co-residency %s m=%d n=%d k=%d: %.2f us shared KV "
+                  "(%d resident), %.2f us own KV (%.0f GB/s)\n",
+                  av_kernel_kind_name(c->tile.kind), c->tile.m_rows, c->tile.n_tokens, k,
+                  c->dur_us[k - 1], c->resident[k - 1], c->hbm_dur_us[k - 1],
+                  c->hbm_GBps[k - 1]);
+      }
+      av_exec_batch_destroy(b);
+      av_workload_destroy(w);
+    }
+  for (int i = 0; i < out->n_cores && !rc; i++)
+    rc = av_profile_cores_slowdown(out->cores[i].dur_us, out->cores[i].n_k, out->cta_fixed_us,
+                                   out->cores[i].slowdown, err);
+  return rc;
+}
+
 int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
                        const av_profile_opts_t *o, av_profile_t *out, av_error_t *err) {
   int rc = av_exec_available(err);
@@ -289,5 +406,6 @@ int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
                       "no compiled variant for sm_%d in kernels/variants.json", gpu->sm_arch);
   if (!rc) rc = fit_lone_cta(out, err);
   if (!rc) fit_tensor_rate(gpu, out);
+  if (!rc && o->coresidency) rc = measure_coresidency(gpu, o, out, err);
   return rc;
 }

@@ -4,7 +4,10 @@
 #   STEP=profile  bash results/h200/validation/run_validation.sh   (call 1)
 #   STEP=validate bash results/h200/validation/run_validation.sh   (call 2, after the profile
 #                 and experiments/validate_random.json are committed)
-C=build-valcarry
+# CARRY=DIR names another carried build (default build-valcarry). The profile step includes
+# the co-residency curves (k CTAs per SM, docs/validation.md "Co-residency"; a few seconds);
+# their progress lines are copied to $OUT/coresidency.log.
+C=${CARRY:-build-valcarry}
 export ANVIL_DATA_DIR=$PWD LD_LIBRARY_PATH=$PWD/$C/lib:$LD_LIBRARY_PATH
 A=$C/anvil
 date -u | tee $OUT/run.log
@@ -14,6 +17,10 @@ case "$STEP" in
   profile)
     timeout 400 $A profile --verbose 2> $OUT/profile_progress.log | tee -a $OUT/run.log
     echo "profile rc=${PIPESTATUS[0]}" | tee -a $OUT/run.log
+    grep "co-residency" $OUT/profile_progress.log > $OUT/coresidency.log
+    python3 -c 'import json,sys; d=json.load(open("profiles/H200-SXM.json")).get("coresidency",{})
+for v in d.get("variants",[]): print(v["kind"],v["m"],v["n"],v["warps"],"slowdown",v["slowdown"],"hbm_GBps",v["hbm_GBps"])' \
+      | tee -a $OUT/run.log
     cp profiles/H200-SXM.json profiles/H200-SXM.spec.json profiles/H200-SXM.details.json $OUT/ 2>/dev/null
     $A table2 --gpu A100-80GB-SXM --gpu RTX-4090 --gpu H200-SXM --measured profiles/H200-SXM.json \
       > $OUT/table2.txt 2>&1; echo "table2 rc=$?" | tee -a $OUT/run.log

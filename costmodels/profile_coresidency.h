@@ -1,0 +1,45 @@
+/* The profile file's optional "coresidency" key (docs/validation.md, "Co-residency"): per
+ * kernel variant, how much longer a CTA streams its KV when k CTAs share its SM, measured by
+ * `anvil profile` with grids of exactly k identical CTAs per SM. Read by the `profile` cost
+ * model (costmodels/profile.c), which hands the curve to the engine through
+ * av_item_cost_t.slowdown. Not a public API. */
+#ifndef AV_PROFILE_CORESIDENCY_H
+#define AV_PROFILE_CORESIDENCY_H
+
+#include <gsl/gsl_interp.h>
+#include <jansson.h>
+
+#include "sim/json_util.h"
+#include "sim/plan.h"
+
+#define AV__CORES_MAX_K 64
+
+typedef struct av__cores_curve {
+  av_tile_t tile;
+  int head_dim;
+  av_dtype_t dtype;
+  int n;                                /* points: k[0] = 1 .. k[n-1] */
+  double k[AV__CORES_MAX_K];
+  double s[AV__CORES_MAX_K];            /* slowdown of the streaming time at k[i]; s[0] = 1 */
+  gsl_interp *interp;                   /* linear in k; NULL when n == 1 */
+} av__cores_curve_t;
+
+typedef struct av__cores {
+  int n;
+  av__cores_curve_t *c;                 /* owned */
+} av__cores_t;
+
+/* Reads the "coresidency" object at `path` (the key itself; absent = no curves, AV_OK).
+ * Errors name the file (c->source) and the key path. *out is zeroed first; free it with
+ * av__cores_free even on error. */
+int av__cores_read(const av_jctx_t *c, const json_t *root, av__cores_t *out);
+void av__cores_free(av__cores_t *s);
+/* The slowdown when k CTAs share the SM, for the curve of `tile` (head_dim, dtype), else of
+ * the nearest measured variant (same kind, d and dtype first, then closest m and n);
+ * interpolated linearly (GSL) between measured k, extrapolated from the last two points
+ * beyond them (never below the last point). 0 when there are no curves or k < 1. Pure and
+ * allocation-free. */
+double av__cores_slowdown(const av__cores_t *s, const av_tile_t *tile, int head_dim,
+                          av_dtype_t dtype, int k);
+
+#endif

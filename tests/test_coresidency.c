@@ -1,0 +1,321 @@
+/* Co-residency (issue 6): the profile file's "coresidency" key written by the profiler and
+ * read back by the `profile` cost model, bad values rejected with file and key path (data:
+ * tests/data/coresidency/bad/<case>/{input.json, expected_error}), the profiler's batches and
+ * slowdown formula, and the engine: k identical CTAs per SM stream curve(k) times slower
+ * than one alone, and a profile without the key changes nothing. */
+#include <check.h>
+#include <dirent.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costmodels/costmodel.h"
+#include "sim/json_util.h"
+#include "sim/plan.h"
+#include "sim/sim.h"
+#include "support.h"
+#include "validation/profile.h"
+
+static const av_tile_t TILE = {AV_KERNEL_PARTIAL, 16, 64, 4};
+#define SMEM_K3 76800 /* 3 CTAs per SM on av_test_small_gpu */
+
+/* 4 SMs; HBM, L2 and launches out of the way so only the CTAs' own rates bind. */
+static av_gpu_t test_gpu(void) {
+  av_gpu_t g = av_test_small_gpu();
+  g.hbm_bw_datasheet_GBps = 1e9;
+  g.hbm_bw_measured_GBps = 1e9;
+  g.l2_bytes = 0;
+  g.l2_bw_GBps = 1e9;
+  g.mem_latency_ns = 1;
+  g.bytes_in_flight_per_sm = 1e12;
+  g.fp16_tensor_tflops = 1e9;
+  g.fp32_tflops = 1e9;
+  g.launch_overhead_us = 2;
+  g.cta_fixed_us = 0;
+  return g;
+}
+
+/* A profile of TILE on test-gpu: C linear in n through 0 (so the engine's fixed cost is 0 and
+ * a lone CTA's time is all streaming), with `curve` (n_k points; NULL = no key). */
+static av_profile_t make_profile(const double *curve, int n_k) {
+  av_profile_t p;
+  memset(&p, 0, sizeof p);
+  snprintf(p.gpu, sizeof p.gpu, "test-gpu");
+  snprintf(p.command, sizeof p.command, "test");
+  av_profile_table_t *t = av_profile_add(&p);
+  ck_assert_ptr_nonnull(t);
+  t->tile = TILE;
+  t->head_dim = 128;
+  t->dtype = AV_DTYPE_FP16;
+  t->n_nq = 2;
+  t->nq[0] = 1;
+  t->nq[1] = 16;
+  t->n_kv = 2;
+  t->kv[0] = 8192;
+  t->kv[1] = 16384;
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 2; j++) t->time_us[i][j] = 0.01 * (double)t->kv[j];
+  if (curve) {
+    p.cores = calloc(1, sizeof *p.cores);
+    ck_assert_ptr_nonnull(p.cores);
+    p.n_cores = 1;
+    av_profile_cores_t *c = &p.cores[0];
+    c->tile = TILE;
+    c->head_dim = 128;
+    c->dtype = AV_DTYPE_FP16;
+    c->n_k = n_k;
+    for (int k = 0; k < n_k; k++) {
+      c->slowdown[k] = curve[k];
+      c->dur_us[k] = 70 * curve[k];
+      c->hbm_dur_us[k] = 75 * curve[k];
+      c->hbm_GBps[k] = 1000.0 * (k + 1);
+      c->resident[k] = k + 1;
+    }
+  }
+  return p;
+}
+
+/* Writes p with av_profile_to_json to the build tree; returns the path (static buffer). */
+static const char *write_profile(const av_profile_t *p, const char *name) {
+  static char path[1024];
+  snprintf(path, sizeof path, "%s/test_coresidency_%s.json", AV_BINARY_DIR, name);
+  json_t *doc = av_profile_to_json(p);
+  ck_assert_ptr_nonnull(doc);
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_json_dump_file(doc, path, &err), &err);
+  json_decref(doc);
+  return path;
+}
+
+/* The profile cost model on gpu/heads from `path`; NULL with err set when rejected. */
+static av_costmodel_t *load_model(const char *path, const av_gpu_t *g, const av_heads_t *h,
+                                  const av_variants_t *vs, av_error_t *err) {
+  const av_costmodel_ops_t *ops = av_costmodel_find("profile");
+  ck_assert_ptr_nonnull(ops);
+  av_params_t p;
+  AV_CK_OK(av_params_init(&p, ops->params, err), err);
+  char set[1200];
+  snprintf(set, sizeof set, "path=%s", path);
+  AV_CK_OK(av_params_set_text(&p, set, "test", err), err);
+  av_cost_env_t env = {.gpu = g, .heads = h, .variants = vs};
+  return av_costmodel_create(ops, &p, &env, err);
+}
+
+static double slowdown_at(const av_costmodel_t *m, av_tile_t tile, int k) {
+  av_cost_query_t q = {.n_q = 1, .rows = 1, .kv_tokens = 2048, .tile = tile,
+                       .output = AV_OUT_PARTIAL, .coresident = k};
+  av_item_cost_t c;
+  av_costmodel_estimate(m, &q, &c);
+  return c.slowdown;
+}
+
+START_TEST(test_round_trip) {
+  const double curve[3] = {1.0, 1.2, 1.5};
+  av_profile_t p = make_profile(curve, 3);
+  const char *path = write_profile(&p, "round_trip");
+  av_gpu_t g = test_gpu();
+  av_heads_t h = av_test_heads();
+  av_error_t err;
+  av_error_clear(&err);
+  av_costmodel_t *m = load_model(path, &g, &h, NULL, &err);
+  ck_assert_msg(m != NULL, "%s", err.message);
+  for (int k = 1; k <= 3; k++) ck_assert_double_eq_tol(slowdown_at(m, TILE, k), curve[k - 1], 1e-9);
+  /* beyond the measured occupancy: the last slope continues (1.5 + 0.3) */
+  ck_assert_double_eq_tol(slowdown_at(m, TILE, 4), 1.8, 1e-9);
+  /* another tile of the same d and dtype takes the nearest measured curve */
+  av_tile_t dec = {AV_KERNEL_DECODE, 16, 64, 4};
+  ck_assert_double_eq_tol(slowdown_at(m, dec, 2), 1.2, 1e-9);
+  /* not asked: no figure */
+  ck_assert_double_eq(slowdown_at(m, TILE, 0), 0);
+  av_costmodel_destroy(m);
+
+  /* the written document carries every recorded series */
+  json_t *doc = av_profile_to_json(&p);
+  const json_t *v = json_array_get(json_object_get(json_object_get(doc, "coresidency"), "variants"), 0);
+  ck_assert_int_eq(json_array_size(json_object_get(v, "k")), 3);
+  ck_assert_double_eq_tol(json_number_value(json_array_get(json_object_get(v, "hbm_GBps"), 2)),
+                          3000, 1e-9);
+  ck_assert_double_eq_tol(json_number_value(json_array_get(json_object_get(v, "duration_us"), 1)),
+                          84, 1e-9);
+  json_decref(doc);
+
+  /* a profile without the key (the committed one) loads and gives no figure */
+  av_profile_t old = make_profile(NULL, 0);
+  m = load_model(write_profile(&old, "old"), &g, &h, NULL, &err);
+  ck_assert_msg(m != NULL, "%s", err.message);
+  ck_assert_double_eq(slowdown_at(m, TILE, 2), 0);
+  av_costmodel_destroy(m);
+  av_profile_free(&old);
+  av_profile_free(&p);
+}
+END_TEST
+
+/* Every directory under tests/data/coresidency/bad: input.json must be rejected with the key
+ * path on expected_error's first line and its second line inside the message. */
+START_TEST(test_bad_values) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/data/coresidency/bad", AV_TEST_DIR);
+  DIR *d = opendir(dir);
+  ck_assert_msg(d != NULL, "cannot open %s", dir);
+  av_gpu_t g = test_gpu();
+  av_heads_t h = av_test_heads();
+  int cases = 0;
+  struct dirent *ent;
+  while ((ent = readdir(d))) {
+    if (ent->d_name[0] == '.') continue;
+    char input[1400], expect_path[1400];
+    snprintf(input, sizeof input, "%s/%s/input.json", dir, ent->d_name);
+    snprintf(expect_path, sizeof expect_path, "%s/%s/expected_error", dir, ent->d_name);
+    char *expect = av_test_read_file(expect_path);
+    ck_assert_msg(expect != NULL, "case %s has no expected_error", ent->d_name);
+    char *nl = strchr(expect, '\n');
+    ck_assert_msg(nl != NULL, "case %s: expected_error needs 2 lines", ent->d_name);
+    *nl = '\0';
+    char *msg = nl + 1;
+    msg[strcspn(msg, "\n")] = '\0';
+    av_error_t err;
+    av_error_clear(&err);
+    av_costmodel_t *m = load_model(input, &g, &h, NULL, &err);
+    ck_assert_msg(m == NULL, "case %s was accepted", ent->d_name);
+    ck_assert_msg(strstr(err.source, "input.json") != NULL, "case %s: source '%s'", ent->d_name,
+                  err.source);
+    ck_assert_msg(strcmp(err.path, expect) == 0, "case %s: path '%s', expected '%s'",
+                  ent->d_name, err.path, expect);
+    ck_assert_msg(strstr(err.message, msg) != NULL, "case %s: message '%s' lacks '%s'",
+                  ent->d_name, err.message, msg);
+    free(expect);
+    cases++;
+  }
+  closedir(d);
+  ck_assert_int_ge(cases, 8);
+}
+END_TEST
+
+START_TEST(test_profiler_batches) {
+  av_error_t err;
+  av_error_clear(&err);
+  av_workload_t *w = av_profile_cores_workload(12, 2048, 1, 128, AV_DTYPE_FP16, &err);
+  ck_assert_msg(w != NULL, "%s", err.message);
+  ck_assert_int_eq(w->n_nodes, 1);
+  ck_assert_int_eq(w->n_requests, 12);
+  av_tile_t pt = {AV_KERNEL_PERSISTENT, 16, 64, 4};
+  av_plan_t *p = av_profile_cores_plan(w, &pt, &err);
+  ck_assert_msg(p != NULL, "%s", err.message);
+  ck_assert_int_eq(p->n_items, 12);
+  ck_assert_int_eq(p->n_launches, 1);
+  ck_assert_int_eq(p->launches[0].persistent_ctas, 12);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+  w = av_profile_cores_workload(8, 2048, 0, 128, AV_DTYPE_FP16, &err);
+  ck_assert_ptr_nonnull(w);
+  ck_assert_int_eq(w->n_nodes, 8);
+  p = av_profile_cores_plan(w, &TILE, &err);
+  ck_assert_ptr_nonnull(p);
+  ck_assert_int_eq(p->n_items, 8);
+  ck_assert_int_eq(p->launches[0].persistent_ctas, 0);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+  ck_assert_ptr_null(av_profile_cores_workload(0, 2048, 1, 128, AV_DTYPE_FP16, &err));
+  ck_assert_int_eq(err.code, AV_ERR_RANGE);
+
+  /* slowdown of the streaming part: (d - f) / (d1 - f) */
+  const double dur[3] = {71, 81, 101};
+  double s[3];
+  AV_CK_OK(av_profile_cores_slowdown(dur, 3, 1.0, s, &err), &err);
+  ck_assert_double_eq_tol(s[0], 1.0, 1e-12);
+  ck_assert_double_eq_tol(s[1], 80.0 / 70.0, 1e-12);
+  ck_assert_double_eq_tol(s[2], 100.0 / 70.0, 1e-12);
+  /* a negative fit intercept is not a fixed cost */
+  AV_CK_OK(av_profile_cores_slowdown(dur, 3, -5.0, s, &err), &err);
+  ck_assert_double_eq_tol(s[2], 101.0 / 71.0, 1e-12);
+  const double bad[2] = {70, NAN};
+  av_error_clear(&err);
+  ck_assert_int_eq(av_profile_cores_slowdown(bad, 2, 1.0, s, &err), AV_ERR_RANGE);
+  ck_assert_ptr_nonnull(strstr(err.message, "k = 2"));
+}
+END_TEST
+
+/* Durations of k x SMs identical CTAs (8192 tokens each) on test-gpu, predicted by the engine
+ * with the profile at `path`; every CTA's duration in dur[] (k x 4 of them). */
+static void engine_grid(const char *path, int k, double *dur) {
+  av_gpu_t g = test_gpu();
+  av_variant_t var[2];
+  av_test_tile_variants(var, SMEM_K3);
+  av_variants_t vs = {1, var}; /* the partial variant only: the profile covers it alone */
+  av_error_t err;
+  av_error_clear(&err);
+  int n = k * g.sm_count;
+  av_workload_t *w = av_workload_create(n, n);
+  ck_assert_ptr_nonnull(w);
+  w->heads = (av_heads_t){.hq = 1, .hkv = 1, .head_dim = 128, .dtype = AV_DTYPE_FP16};
+  w->block_size_tokens = 16;
+  for (int i = 0; i < n; i++) {
+    w->nodes[i].parent = -1;
+    w->nodes[i].kv_len_tokens = 8192;
+    w->request_node[i] = i;
+  }
+  AV_CK_OK(av_workload_finalize(w, &err), &err);
+  av_plan_t *p = av_plan_create(w, "test");
+  int32_t l = av_plan_add_launch(p, 0, &TILE, 0);
+  for (int32_t r = 0; r < n; r++) {
+    av_segment_t sg = {r, 0, 8192};
+    ck_assert_int_ge(av_plan_add_item(p, l, &r, 1, &sg, 1, AV_OUT_FINAL, -1, -1), 0);
+  }
+  AV_CK_OK(av_plan_finalize(p, &err), &err);
+  av_costmodel_t *m = load_model(path, &g, &w->heads, &vs, &err);
+  ck_assert_msg(m != NULL, "%s", err.message);
+  av_sim_config_t cfg = {.model = AV_SIM_ENGINE, .record_timeline = 1};
+  av_sim_result_t res;
+  av_timeline_t tl;
+  memset(&tl, 0, sizeof tl);
+  AV_CK_OK(av_sim_run(&cfg, p, w, &g, &vs, m, &res, &tl, &err), &err);
+  ck_assert_int_eq(tl.n, n);
+  for (int i = 0; i < n; i++) dur[i] = tl.ev[i].end_us - tl.ev[i].start_us;
+  av_timeline_free(&tl);
+  av_sim_result_free(&res);
+  av_costmodel_destroy(m);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+}
+
+START_TEST(test_engine_follows_curve) {
+  const double curve[3] = {1.0, 1.25, 1.6};
+  av_profile_t with = make_profile(curve, 3), without = make_profile(NULL, 0);
+  char p_with[1024], p_without[1024];
+  snprintf(p_with, sizeof p_with, "%s", write_profile(&with, "engine"));
+  snprintf(p_without, sizeof p_without, "%s", write_profile(&without, "engine_old"));
+  double lone[4], dur[12];
+  engine_grid(p_with, 1, lone);
+  /* alone, a CTA takes C(n_q, n) of the profile: 0.01 us per token (plus its Q/O bytes) */
+  ck_assert_double_gt(lone[0], 81.92);
+  ck_assert_double_lt(lone[0], 82.3);
+  for (int k = 2; k <= 3; k++) {
+    engine_grid(p_with, k, dur);
+    for (int i = 0; i < 4 * k; i++)
+      ck_assert_msg(fabs(dur[i] - curve[k - 1] * lone[0]) < 1e-6 * lone[0],
+                    "k=%d CTA %d: %.6f us, expected %.4f x %.6f", k, i, dur[i], curve[k - 1],
+                    lone[0]);
+    /* without the key: co-resident CTAs keep their lone rate (the model before) */
+    engine_grid(p_without, k, dur);
+    for (int i = 0; i < 4 * k; i++) ck_assert_double_eq_tol(dur[i], lone[0], 1e-6 * lone[0]);
+  }
+  av_profile_free(&with);
+  av_profile_free(&without);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("coresidency");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, test_round_trip);
+  tcase_add_test(tc, test_bad_values);
+  tcase_add_test(tc, test_profiler_batches);
+  tcase_add_test(tc, test_engine_follows_curve);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return av_test_run(suite(), 0); }
