@@ -5,6 +5,7 @@ the global loads and stores the plans issue (KV loads + partial-state writes and
 reads: `plan_kv_bytes + plan_partial_bytes`), which is what the paper's reduction counts,
 and the simulator's DRAM traffic after L2 hits (`hbm_bytes`). Reads the results of
 experiments/flashforge_memory.json; prints the range and mean reduction of both."""
+import csv
 import os
 import sys
 
@@ -51,6 +52,31 @@ def main():
           f"{min(red_issued):.2f}-{max(red_issued):.2f}x (mean {common.mean(red_issued):.2f}x); "
           f"DRAM bytes {min(red_hbm):.2f}-{max(red_hbm):.2f}x (mean {common.mean(red_hbm):.2f}x); "
           f"ideal {min(ideal):.2f}-{max(ideal):.2f}x -> {args.output}")
+    measured_dram(dict(zip([k[1] for k in keys], red_hbm)))
+
+
+def measured_dram(sim_hbm):
+    """The H200 DRAM counters (results/h200/repro/run_memory_ncu.sh): per workload the
+    query-centric / greedy_division ratio of DRAM bytes read + written by anvil's kernels,
+    next to the simulated DRAM ratio (A100 spec)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "results", "h200",
+                        "repro", "memory_ncu", "bytes.csv")
+    if not os.path.exists(path):
+        return
+    by = {}
+    for r in csv.DictReader(open(path)):
+        by.setdefault(r["workload"], {})[r["scheduler"]] = (
+            float(r["dram_read_bytes"]) + float(r["dram_write_bytes"]))
+    red = []
+    for wname, d in by.items():
+        if "query_centric" in d and "greedy_division" in d:
+            red.append(d["query_centric"] / d["greedy_division"])
+            print(f"  measured H200 {wname:10s} DRAM GB qc {d['query_centric'] / 1e9:7.2f} "
+                  f"greedy {d['greedy_division'] / 1e9:7.2f} reduction {red[-1]:5.2f}x "
+                  f"(sim, A100 spec: {sim_hbm.get(wname, float('nan')):.2f}x)")
+    if red:
+        print(f"measured H200 DRAM reduction over {len(red)} workloads: "
+              f"{min(red):.2f}-{max(red):.2f}x (mean {common.mean(red):.2f}x)")
 
 
 if __name__ == "__main__":

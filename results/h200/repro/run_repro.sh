@@ -21,7 +21,7 @@ $A --help > /dev/null || { echo "carried anvil does not run here" | tee -a $L/ru
 # study   timeout (s)   batches, plans, KV of all batches (estimate)
 #   pat_tiles            60    10 PAT trees x 3 schedulers, 8.6 GB   (~10 s)
 #   flashinfer_balance   90    18 batches x 3, 13.3 GB               (~20 s)
-#   flashforge_fig9     450    19 batches x 7, 12.7 GB               (~230 s measured)
+#   flashforge_fig9     450    19 batches x 7, 12.7 GB               (184 s measured)
 #   flashforge_fig8      90    2 batches x 4, 12.5 GB                (~15 s)
 #   across_gpus          60    1 batch x 2, 6.0 GB                   (~5 s)
 declare -A T=([pat_tiles]=60 [flashinfer_balance]=90 [flashforge_fig9]=450 [flashforge_fig8]=90 [across_gpus]=60)
