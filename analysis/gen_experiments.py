@@ -277,20 +277,23 @@ def dumps(exp):
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__,
+def main(studies=None, prefix="", doc=None):
+    """Writes experiments/<prefix><study>.json for the named studies (all by default); other
+    generators (analysis/gen_repro_h200.py) pass their own table and file prefix."""
+    studies = studies or STUDIES
+    ap = argparse.ArgumentParser(description=doc or __doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--out", default=os.path.join(here, "..", "experiments"))
-    ap.add_argument("studies", nargs="*", help="subset of: " + ", ".join(STUDIES))
+    ap.add_argument("studies", nargs="*", help="subset of: " + ", ".join(studies))
     args = ap.parse_args()
-    for name in args.studies or STUDIES:
-        if name not in STUDIES:
-            ap.error(f"unknown study '{name}'; expected one of: {', '.join(STUDIES)}")
-        path = os.path.join(args.out, f"{name}.json")
+    for name in args.studies or studies:
+        if name not in studies:
+            ap.error(f"unknown study '{name}'; expected one of: {', '.join(studies)}")
+        path = os.path.join(args.out, f"{prefix}{name}.json")
         tmp = path + ".tmp"
         with open(tmp, "w") as f:
-            f.write(dumps(STUDIES[name]()))
+            f.write(dumps(studies[name]()))
         os.replace(tmp, path)
         print(os.path.relpath(path))
 

@@ -16,7 +16,6 @@ plan 3 + 20 times, so big shared roots with 32 KV heads are the expensive part. 
 
     python3 analysis/gen_repro_h200.py [--out experiments] [STUDY...]
 """
-import argparse
 import os
 import sys
 
@@ -108,23 +107,5 @@ STUDIES = {
 }
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    here = os.path.dirname(os.path.abspath(__file__))
-    ap.add_argument("--out", default=os.path.join(here, "..", "experiments"))
-    ap.add_argument("studies", nargs="*", help="subset of: " + ", ".join(STUDIES))
-    args = ap.parse_args()
-    for name in args.studies or STUDIES:
-        if name not in STUDIES:
-            ap.error(f"unknown study '{name}'; expected one of: {', '.join(STUDIES)}")
-        path = os.path.join(args.out, f"repro_h200_{name}.json")
-        tmp = path + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(ge.dumps(STUDIES[name]()))
-        os.replace(tmp, path)
-        print(os.path.relpath(path))
-
-
 if __name__ == "__main__":
-    main()
+    ge.main(STUDIES, prefix="repro_h200_", doc=__doc__)
