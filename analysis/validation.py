@@ -18,10 +18,16 @@ import json
 import os
 import sys
 
-import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+
+def pyplot():
+    """matplotlib only for the figures: `seeds` runs where it is not installed (the GPU host)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def load_json(path):
@@ -38,6 +44,7 @@ def load_validation(d):
 
 
 def figures(args):
+    plt = pyplot()
     docs = [load_validation(d) for d in args.dirs]
     os.makedirs(args.out, exist_ok=True)
     fig, axes = plt.subplots(1, len(docs), figsize=(5.5 * len(docs), 5), squeeze=False)
@@ -97,6 +104,7 @@ def trace_bars(path):
 
 
 def timeline(args):
+    plt = pyplot()
     sim, meas = trace_bars(args.simulated), trace_bars(args.measured)
     end = max(max(s + d for _, s, d, _ in sim), max(s + d for _, s, d, _ in meas))
     fig, axes = plt.subplots(2, 1, figsize=(10, 7), sharex=True)

@@ -2,7 +2,10 @@
  * paged KV cache is built once on the device; each scheduler's plan is checked, verified
  * against fp64 attention (outputs poisoned, fully written, merge deterministic), optionally
  * traced per CTA, and timed (median of repeats, L2 flushed between them). Results go to
- * --out (JSON) and --csv once everything ran; a failed verification makes the exit status 2. */
+ * --out (JSON) and --csv once everything ran; a failed verification makes the exit status 2.
+ * The device is identified first (validation/device_id.h) and plans are made for its GPU
+ * spec, which the experiment must list: a plan for one GPU is never run and reported as
+ * another's (issue 6, item 5). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +13,10 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/exec_gpu.h"
 #include "cli/experiment.h"
 #include "sim/json_util.h"
+#include "validation/device_id.h"
 #include "validation/executor.h"
 
 enum { OPT_PLAN = 256, OPT_CSV, OPT_TRACE, OPT_REPEATS, OPT_WARMUP, OPT_NOVERIFY, OPT_ALL,
@@ -29,13 +34,17 @@ static const av_cli_opt_t k_opts[] = {
     {"check-requests", OPT_CHECKREQ, "N", "requests compared with fp64 per batch (default 8)"},
     {"copy-bw", OPT_COPYBW, NULL, "measure device copy bandwidth and report time vs the floor"},
     {"only", OPT_ONLY, "NAME", "run only batches whose name contains NAME"},
+    {"gpu-spec", 'g', "NAME", "GPU spec of this device when it is not recognised"},
     {"help", 'h', NULL, "show this help"},
     {NULL, 0, NULL, NULL}};
 
 typedef struct exec_opts {
-  const char *exp, *plan, *out, *csv, *trace_dir, *only;
+  const char *exp, *plan, *out, *csv, *trace_dir, *only, *gpu_spec;
   int all, copy_bw, check_req;
   double copy_GBps;          /* measured with --copy-bw, else 0 */
+  char device[400];          /* av_device_format of the device */
+  char spec[64];             /* its GPU spec (sim/gpus/) */
+  int gpu;                   /* the experiment's entry for that spec (plans are made for it) */
   av_exec_opts_t eo;
 } exec_opts_t;
 
@@ -80,6 +89,7 @@ static int parse_args(int argc, char **argv, exec_opts_t *o, int *help, av_error
       case OPT_ALL: o->all = 1; break;
       case OPT_COPYBW: o->copy_bw = 1; break;
       case OPT_ONLY: o->only = v; break;
+      case 'g': o->gpu_spec = v; break;
       case 'h': *help = 1; return AV_OK;
       default: break;
     }
@@ -146,8 +156,9 @@ static int write_outputs(const exec_opts_t *o, const exec_row_t *rows, int n, co
   if (o->out) {
     json_t *arr = json_array();
     for (int i = 0; i < n; ++i) json_array_append_new(arr, row_json(&rows[i], copy_GBps));
-    json_t *root = json_pack("{s:s, s:s, s:f, s:o}", "gpu", gpu, "source", o->exp ? o->exp : o->plan,
-                             "copy_GBps", copy_GBps, "rows", arr);
+    json_t *root = json_pack("{s:s, s:s, s:s, s:s, s:f, s:o}", "gpu", gpu, "device", o->device,
+                             "spec", o->spec, "source", o->exp ? o->exp : o->plan, "copy_GBps",
+                             copy_GBps, "rows", arr);
     rc = root ? av_json_dump_file(root, o->out, err)
               : av_error_set(err, AV_ERR_NOMEM, "exec", NULL, "out of memory");
     json_decref(root);
@@ -186,8 +197,8 @@ static int exec_batch(const av_experiment_t *e, int bi, const exec_opts_t *o,
   const av_scheduler_ops_t *const *all = av_scheduler_all(&n_all);
   const int ns = o->all ? n_all : e->n_scheds;
   av_costmodel_t *cost;
-  int rc = av_cli_cost_create(e->cost_ops, &e->cost_params, &e->gpus[0], &b->w->heads, vs,
-                              &cost, err);
+  const av_gpu_t *gpu = &e->gpus[o->gpu];
+  int rc = av_cli_cost_create(e->cost_ops, &e->cost_params, gpu, &b->w->heads, vs, &cost, err);
   if (rc) return rc;
   av_exec_batch_t *eb = av_exec_batch_create(b->w, 1, o->check_req, err);
   rc = eb ? AV_OK : (err->code ? err->code : AV_ERR_INTERNAL);
@@ -198,7 +209,7 @@ static int exec_batch(const av_experiment_t *e, int bi, const exec_opts_t *o,
       rc = av_params_init(&params, ops->params, err);
     else
       params = e->scheds[si].params;
-    av_sched_ctx_t ctx = {.workload = b->w, .gpu = &e->gpus[0], .variants = vs, .cost = cost};
+    av_sched_ctx_t ctx = {.workload = b->w, .gpu = gpu, .variants = vs, .cost = cost};
     av_plan_t *plan = NULL;
     if (*n == *cap) {
       *cap = *cap ? 2 * *cap : 64;
@@ -270,6 +281,42 @@ static int exec_plan_file(const exec_opts_t *o, exec_row_t **rows, int *n, av_er
   return rc;
 }
 
+/* Input checks of --gpu-spec, before the device: a known spec, and one the experiment lists
+ * (otherwise no plan of the experiment could run on the device under that spec). */
+static int check_gpu_spec(const exec_opts_t *o, const av_experiment_t *e, av_error_t *err) {
+  if (!o->gpu_spec) return AV_OK;
+  av_gpu_t g;
+  int rc = av_gpu_load(o->gpu_spec, NULL, &g, err);
+  if (rc && !err->source[0]) {
+    snprintf(err->source, sizeof err->source, "exec");
+    snprintf(err->path, sizeof err->path, "--gpu-spec");
+  }
+  int gi;
+  if (!rc && e) rc = av_exec_gpu_index(e->gpus, e->n_gpus, e->path, o->gpu_spec, NULL, &gi, err);
+  return rc;
+}
+
+/* Identifies the device, picks its spec (validation/device_id.h) and, for an experiment, the
+ * entry plans are made for. */
+static int identify_device(exec_opts_t *o, const av_experiment_t *e, av_error_t *err) {
+  av_device_desc_t d;
+  av_gpu_t g;
+  char note[512];
+  int rc = av_device_query(&d, err);
+  if (!rc) rc = av_device_pick_spec(&d, o->gpu_spec, NULL, &g, note, sizeof note, err);
+  if (rc) return rc;
+  if (note[0]) fprintf(stderr, "anvil: note: %s\n", note);
+  av_device_format(&d, o->device, sizeof o->device);
+  snprintf(o->spec, sizeof o->spec, "%s", g.name);
+  printf("device: %s -> spec %s\n", o->device, o->spec);
+  if (!e) return AV_OK; /* a saved plan: its workload carries no GPU to check against */
+  rc = av_exec_gpu_index(e->gpus, e->n_gpus, e->path, o->spec, o->device, &o->gpu, err);
+  if (!rc && e->n_gpus > 1)
+    fprintf(stderr, "anvil: note: %s lists %d GPUs; plans are made and run for '%s' only (this "
+                    "device)\n", e->path, e->n_gpus, o->spec);
+  return rc;
+}
+
 int av_cmd_exec(int argc, char **argv) {
   exec_opts_t o;
   memset(&o, 0, sizeof o);
@@ -280,7 +327,10 @@ int av_cmd_exec(int argc, char **argv) {
   if (parse_args(argc, argv, &o, &help, &err)) return av_cli_fail(&err);
   if (help) {
     av_cli_print_help("exec EXP.json | --plan PLAN.json [options]",
-                      "Run plans on the GPU: verify against fp64 attention and time them.",
+                      "Run plans on the GPU: verify against fp64 attention and time them.\n"
+                      "The device is identified and matched to its spec in sim/gpus/ (or\n"
+                      "--gpu-spec NAME); plans are made for that GPU, which the experiment's\n"
+                      "gpu/gpus must list. Needs a CUDA device. Method: docs/validation.md.",
                       k_opts);
     return 0;
   }
@@ -289,7 +339,9 @@ int av_cmd_exec(int argc, char **argv) {
   exec_row_t *rows = NULL;
   int n = 0, cap = 0, rc = AV_OK;
   if (o.exp) rc = av_experiment_load(o.exp, &e, &err);  /* input errors before the device */
+  if (rc == AV_OK) rc = check_gpu_spec(&o, e, &err);
   if (rc == AV_OK) rc = av_exec_available(&err);
+  if (rc == AV_OK) rc = identify_device(&o, e, &err);
   double copy_GBps = 0;
   if (rc == AV_OK && o.copy_bw) rc = av_exec_copy_bandwidth((size_t)1 << 30, 20, &copy_GBps, &err);
   o.copy_GBps = copy_GBps;

@@ -143,7 +143,7 @@ static int trace_timeline(const json_t *tr, const av_plan_t *p, av_timeline_t *t
     int32_t item = (int32_t)json_integer_value(json_object_get(r, "item"));
     av_cta_event_t *ev = &tl->ev[tl->n++];
     ev->item = item;
-    ev->launch = item >= 0 && item < p->n_items ? p->items[item].launch : -1;
+    ev->launch = item >= 0 && item < p->n_items ? p->items[item].launch : p->n_launches;
     ev->head = (int32_t)json_integer_value(json_object_get(r, "head"));
     ev->sm = (int32_t)json_integer_value(json_object_get(r, "sm"));
     ev->start_us = json_number_value(json_object_get(r, "start_us"));

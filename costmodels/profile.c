@@ -14,6 +14,7 @@
 #include "costmodels/costmodel.h"
 #include "costmodels/costmodel_internal.h"
 #include "costmodels/profile_coresidency.h"
+#include "costmodels/profile_merge.h"
 
 static const av_param_def_t profile_params[] = {
     {.name = "path", .type = AV_PARAM_STRING, .def = "",
@@ -37,6 +38,7 @@ typedef struct {
   int n;
   profile_table_t *t;
   av__cores_t cores;      /* the optional co-residency curves (profile_coresidency.h) */
+  av__merge_t merge;      /* the optional merge curves and empty-CTA time (profile_merge.h) */
 } profile_state_t;
 
 static void profile_destroy(void *state) {
@@ -48,6 +50,7 @@ static void profile_destroy(void *state) {
   }
   free(s->t);
   av__cores_free(&s->cores);
+  av__merge_free(&s->merge);
   free(s);
 }
 
@@ -199,8 +202,8 @@ static const profile_table_t *find_table(const profile_state_t *s, const av_tile
   return NULL;
 }
 
-static const char *const top_keys[] = {"gpu", "variants", "command", "notes", "coresidency",
-                                        NULL};
+static const char *const top_keys[] = {"gpu",         "variants", "command", "notes",
+                                        "coresidency", "merge",    NULL};
 
 static int read_profile(const av_jctx_t *c, const json_t *root, const av_cost_env_t *env,
                         int check_gpu, profile_state_t *s) {
@@ -235,7 +238,10 @@ static int read_profile(const av_jctx_t *c, const json_t *root, const av_cost_en
   }
   /* Optional (profiles before the co-residency step lack it: the engine then models CTAs
    * sharing an SM as it did, each at its lone rate). */
-  return av__cores_read(c, root, &s->cores);
+  if ((rc = av__cores_read(c, root, &s->cores))) return rc;
+  /* Optional too: without it the engine charges merge CTAs and empty persistent CTAs with
+   * the spec's figures. */
+  return av__merge_read(c, root, &s->merge);
 }
 
 /* Every compiled variant the batch can use must have a table: a scheduler may pick any. */
@@ -327,10 +333,29 @@ static double table_time(const profile_table_t *t, double rows, double kv) {
   return t_last + (kv - n_last) * (t_last - t_prev) / (n_last - n_prev);
 }
 
+/* The queries that are not an attention item: a merge CTA (n_q = partial states per row,
+ * rows = its rows) and a persistent CTA with nothing to do (n_q = 0, no KV). time_us 0 when
+ * the profile did not measure them: the engine then falls back on the spec. */
+static void merge_estimate(const profile_state_t *s, const av_heads_t *h,
+                           const av_cost_query_t *q, av_item_cost_t *out) {
+  memset(out, 0, sizeof *out);
+  if (q->tile.kind != AV_KERNEL_MERGE) {
+    out->time_us = s->merge.empty_cta_us;
+    return;
+  }
+  const double d = h->head_dim, rows = q->rows > 0 ? q->rows : 1;
+  out->time_us = av__merge_time(&s->merge, h->head_dim, h->dtype, (double)q->n_q);
+  out->hbm_bytes = rows * ((double)q->n_q * (d + 1) * 4 + d * av_dtype_bytes(h->dtype));
+}
+
 static void profile_estimate(const void *state, const av_cost_env_t *env,
                              const av_cost_query_t *q, av_item_cost_t *out) {
   const profile_state_t *s = state;
   const av_heads_t *h = env->heads;
+  if (q->tile.kind == AV_KERNEL_MERGE || (q->n_q == 0 && q->kv_tokens == 0)) {
+    merge_estimate(s, h, q, out);
+    return;
+  }
   const profile_table_t *t = find_table(s, &q->tile, h->head_dim, h->dtype);
   if (!t) t = nearest_table(s, &q->tile, h);
   av__cost_item_traffic(h, q, out);

@@ -23,20 +23,19 @@ void av__cores_free(av__cores_t *s) {
   s->n = 0;
 }
 
-/* An array of exactly `want` numbers in [lo, hi] at path.key; out may be NULL (check only). */
-static int read_numbers(const av_jctx_t *c, const json_t *obj, const char *path,
+int av__profile_read_numbers(const av_jctx_t *c, const json_t *obj, const char *path,
                         const char *key, size_t want, double lo, double hi, double *out) {
   char where[256], item[300];
   av_jpath_key(where, sizeof where, path, key);
   const json_t *a = json_object_get(obj, key);
   if (!a)
     return av_error_set(c->err, AV_ERR_SCHEMA, c->source, where,
-                        "missing key '%s' (an array of %zu numbers, one per k)", key, want);
+                        "missing key '%s' (an array of %zu numbers)", key, want);
   int rc = av_json_expect_array(c, a, where);
   if (rc) return rc;
   if (json_array_size(a) != want)
     return av_error_set(c->err, AV_ERR_MISMATCH, c->source, where,
-                        "expected %zu numbers (one per entry of k), got %zu", want,
+                        "expected %zu numbers (one per point of the curve), got %zu", want,
                         json_array_size(a));
   for (size_t i = 0; i < want; i++) {
     double v;
@@ -110,7 +109,7 @@ static int read_curve(const av_jctx_t *c, const json_t *obj, const char *path,
   free(k);
   if (rc) return rc;
   t->n = (int)n;
-  if ((rc = read_numbers(c, obj, path, "slowdown", n, 0.5, 20.0, t->s))) return rc;
+  if ((rc = av__profile_read_numbers(c, obj, path, "slowdown", n, 0.5, 20.0, t->s))) return rc;
   av_jpath_key(where, sizeof where, path, "slowdown");
   av_jpath_index(item, sizeof item, where, 0);
   if (fabs(t->s[0] - 1.0) > 1e-6)
@@ -120,7 +119,7 @@ static int read_curve(const av_jctx_t *c, const json_t *obj, const char *path,
   static const char *const optional[] = {"duration_us", "hbm_duration_us", "hbm_GBps"};
   for (int i = 0; i < 3; i++)
     if (json_object_get(obj, optional[i]) &&
-        (rc = read_numbers(c, obj, path, optional[i], n, 1e-6, 1e9, NULL)))
+        (rc = av__profile_read_numbers(c, obj, path, optional[i], n, 1e-6, 1e9, NULL)))
       return rc;
   if (n >= 2) {
     t->interp = gsl_interp_alloc(gsl_interp_linear, n);

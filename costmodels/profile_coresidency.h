@@ -34,6 +34,10 @@ typedef struct av__cores {
  * av__cores_free even on error. */
 int av__cores_read(const av_jctx_t *c, const json_t *root, av__cores_t *out);
 void av__cores_free(av__cores_t *s);
+/* An array of exactly `want` numbers in [lo, hi] at path.key (one per point of a curve);
+ * out may be NULL (check only). Shared by the profile file's curve readers. */
+int av__profile_read_numbers(const av_jctx_t *c, const json_t *obj, const char *path,
+                             const char *key, size_t want, double lo, double hi, double *out);
 /* The slowdown when k CTAs share the SM, for the curve of `tile` (head_dim, dtype), else of
  * the nearest measured variant (same kind, d and dtype first, then closest m and n);
  * interpolated linearly (GSL) between measured k, extrapolated from the last two points

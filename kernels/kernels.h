@@ -35,7 +35,9 @@ const av_kern_variant_t *av_kern_find(int kind, int m, int n, int head_dim, int 
  *              block_ids[node_block_off[u] + j]
  *   part_o     [n_slots][hq][d] fp32, part_lse [n_slots][hq] fp32 (natural log)
  *   items      [n_items][AV_KERN_ITEM_INTS]  (see below), queries [..], segs [..][4]
- *   trace      [n_trace_items][hkv] records, or NULL */
+ *   trace      [n_trace_items][hkv] records, or NULL
+ *   merge_trace [merge CTAs] records (CTA c merges rows 4c .. 4c+3 of [n_requests][hq]),
+ *              or NULL */
 #define AV_KERN_ITEM_INTS 8
 enum { AV_KI_QBEGIN = 0, AV_KI_NQ, AV_KI_SEGBEGIN, AV_KI_NSEG, AV_KI_OUTPUT, AV_KI_SLOT,
        AV_KI_TRACE };   /* AV_KI_TRACE: the plan's item index (trace record row) */
@@ -55,6 +57,7 @@ typedef struct av_kern_batch {
   int hq, hkv, head_dim, dtype, block_size;
   float scale;           /* softmax scale, 1/sqrt(d) */
   av_kern_trace_rec_t *trace;
+  av_kern_trace_rec_t *merge_trace;
 } av_kern_batch_t;
 
 typedef struct av_kern_launch {
@@ -70,6 +73,8 @@ typedef struct av_kern_launch {
 /* Launches one plan launch on `stream` (NULL = default). The variant must exist. */
 int av_kern_attn_launch(const av_kern_variant_t *v, const av_kern_batch_t *b,
                         const av_kern_launch_t *l, void *stream);
+/* Rows (request, query head) each merge CTA combines. */
+int av_kern_merge_rows_per_cta(void);
 /* Merges partial states: request r's slots merge_slots[merge_off[r] .. merge_off[r+1]) in that
  * order into out (requests with no slots are left alone: a FINAL item wrote them). */
 int av_kern_merge_launch(const av_kern_batch_t *b, int32_t n_requests,
@@ -85,6 +90,7 @@ typedef struct av_kern_device {
   int sm_count, sm_arch, l2_bytes;
   size_t free_bytes, total_bytes;
   int smem_per_block_optin;
+  int mem_clock_khz;     /* peak memory clock; 0 when the driver does not say */
 } av_kern_device_t;
 int av_kern_device_info(int dev, av_kern_device_t *out);
 int av_kern_malloc(void **p, size_t bytes);

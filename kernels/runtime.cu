@@ -98,6 +98,11 @@ extern "C" int av_kern_attn_launch(const av_kern_variant_t *v, const av_kern_bat
   return 0;
 }
 
+extern "C" int av_kern_merge_rows_per_cta(void) {
+  const av_kern_variant_t *v = av_kern_find(AV_KIND_MERGE, 4, 0, 128, 0);
+  return v ? v->m : 4;
+}
+
 extern "C" int av_kern_merge_launch(const av_kern_batch_t *b, int32_t n_requests,
                                     const int32_t *merge_off, const int32_t *merge_slots,
                                     void *stream) {
@@ -163,6 +168,11 @@ extern "C" int av_kern_device_info(int dev, av_kern_device_t *out) {
   out->sm_arch = p.major * 10 + p.minor;
   out->l2_bytes = p.l2CacheSize;
   out->smem_per_block_optin = (int)p.sharedMemPerBlockOptin;
+  /* The memory clock tells an A100 40 GB from its 80 GB sibling (validation/device_id.c). */
+  if (cudaDeviceGetAttribute(&out->mem_clock_khz, cudaDevAttrMemoryClockRate, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    out->mem_clock_khz = 0;
+  }
   AV_CUDA_CHECK(cudaMemGetInfo(&out->free_bytes, &out->total_bytes));
   return 0;
 }

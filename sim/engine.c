@@ -34,6 +34,7 @@ static void layout(av__eng_t *e, carve_t *c, int64_t n_items, int64_t n_merge, i
   e->item_fixed = carve(c, (size_t)n_items, sizeof(double));
   e->item_cap = carve(c, (size_t)n_items, sizeof(double));
   e->merge_bytes = carve(c, (size_t)n_merge, sizeof(double));
+  e->merge_capj = carve(c, (size_t)n_merge, sizeof(double));
   e->curve = carve(c, (size_t)n_l * (size_t)(e->maxc + 1), sizeof(double));
   double **sm_d[] = {&e->W,     &e->PHI,   &e->rho,   &e->irho,  &e->phi,
                      &e->iphi,  &e->Cn,    &e->nC,    &e->mtmin, &e->ftmin,
@@ -305,6 +306,37 @@ static void merge_shape(const av__eng_t *e, av_tile_t *tile, int32_t *rows_per_c
   *rows_per_cta = tiles[0].m_rows;
 }
 
+/* Under a measured cost model: the profile's lone merge CTA time T(k) over the partial
+ * states per row (k), split into T0 = the line through T(1), T(2) at k = 0 (launch-free CTA
+ * overhead) and streaming the CTA's bytes at the rate that makes a lone CTA take T(kmax) for
+ * its longest row (its rows run in parallel warps). merge_capj holds kmax on entry. Without
+ * the measurement the spec's figures stay (fixed_us, merge_cap). */
+static void merge_calibrate(av__eng_t *e) {
+  av_cost_query_t q = {.rows = e->merge_rows_per_cta};
+  q.tile.kind = AV_KERNEL_MERGE;
+  q.tile.m_rows = e->merge_rows_per_cta;
+  av_item_cost_t c1, c2, ck;
+  q.n_q = 1;
+  av_costmodel_estimate(e->in->cost, &q, &c1);
+  q.n_q = 2;
+  av_costmodel_estimate(e->in->cost, &q, &c2);
+  if (!(c1.time_us > 0) || !(c2.time_us > 0)) {
+    for (int32_t j = 0; j < e->merge_per_head; j++) e->merge_capj[j] = e->merge_cap;
+    return;
+  }
+  double t0 = 2 * c1.time_us - c2.time_us;
+  t0 = t0 < 0 ? 0 : t0 > c1.time_us ? c1.time_us : t0;
+  e->merge_measured = 1;
+  e->merge_fixed = t0;
+  for (int32_t j = 0; j < e->merge_per_head; j++) {
+    q.n_q = (int32_t)e->merge_capj[j];
+    av_costmodel_estimate(e->in->cost, &q, &ck);
+    double stream = ck.time_us - t0;
+    e->merge_capj[j] = stream > 0 && e->merge_bytes[j] > 0 ? e->merge_bytes[j] / stream
+                                                           : e->merge_cap;
+  }
+}
+
 /* Bytes each merge CTA moves for one KV head: for each of its (request, query head) rows,
  * every partial state of the request (O and lse in fp32) read once and the output written
  * once; rows of requests without partial states cost nothing but the CTA. */
@@ -313,13 +345,29 @@ static void merge_costs(av__eng_t *e) {
   const av_heads_t *h = &p->heads;
   const int32_t g = av_heads_group(h);
   const double d = h->head_dim, el = av_dtype_bytes(h->dtype);
-  for (int32_t j = 0; j < e->merge_per_head; j++) e->merge_bytes[j] = 0;
+  for (int32_t j = 0; j < e->merge_per_head; j++) e->merge_bytes[j] = e->merge_capj[j] = 0;
   for (int32_t r = 0; r < p->n_requests; r++) {
     int32_t n = p->merge_offsets[r + 1] - p->merge_offsets[r];
     if (n <= 0) continue;
-    for (int32_t q = 0; q < g; q++)
-      e->merge_bytes[((int64_t)r * g + q) / e->merge_rows_per_cta] += n * (d + 1) * 4 + d * el;
+    for (int32_t q = 0; q < g; q++) {
+      const int64_t j = ((int64_t)r * g + q) / e->merge_rows_per_cta;
+      e->merge_bytes[j] += n * (d + 1) * 4 + d * el;
+      if (n > e->merge_capj[j]) e->merge_capj[j] = n;
+    }
   }
+  if (e->cta_caps) merge_calibrate(e);
+}
+
+/* What an empty persistent CTA costs: the profile's figure under a measured model (query
+ * n_q = 0, no KV), else a working CTA's fixed cost from the spec. */
+static void empty_cost(av__eng_t *e) {
+  e->empty_us = e->fixed_us;
+  if (!e->cta_caps) return;
+  av_cost_query_t q = {.n_q = 0, .rows = 0, .kv_tokens = 0};
+  q.tile.kind = AV_KERNEL_PERSISTENT;
+  av_item_cost_t c;
+  av_costmodel_estimate(e->in->cost, &q, &c);
+  if (c.time_us > 0) e->empty_us = c.time_us;
 }
 
 /* --- results ----------------------------------------------------------------------------- */
@@ -489,6 +537,7 @@ int av__engine_run(const av__engine_in_t *in, av_sim_result_t *out, av_timeline_
   if (!rc) {
     if (!in->durations_us) item_costs(&e);
     if (e.has_merge) merge_costs(&e);
+    empty_cost(&e);
     launch_curves(&e);
     init_sms(&e);
     link_streams(&e, keys);

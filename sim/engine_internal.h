@@ -94,6 +94,11 @@ typedef struct av__eng {
    * SM's), derived from C(n_q, n); the per-SM bound C is then not used. */
   int cta_caps;
   double merge_cap;                   /* a merge CTA's rate bound (bytes/us) under cta_caps */
+  /* Measured by the profile (cta_caps; docs/simulator.md "Merge"): a merge CTA takes
+   * merge_fixed then streams its bytes at merge_capj[job], so alone it takes the profile's
+   * time for its longest row; an empty persistent CTA holds its slot for empty_us. */
+  int merge_measured;
+  double merge_fixed, empty_us;
   /* Co-residency (cta_caps with a profile that has curves, docs/validation.md): a CTA's
    * streaming rate when k memory-active CTAs share its SM is its lone bound / curve(k) of its
    * launch's variant; curve[l * (maxc + 1) + k], k = 1..maxc (all 1 for the merge launch). */
@@ -108,6 +113,7 @@ typedef struct av__eng {
   /* merge CTAs (per head) */
   int32_t merge_per_head, merge_rows_per_cta;  /* rows = (request, query head) pairs */
   double *merge_bytes;
+  double *merge_capj;                 /* merge_measured: each merge CTA's rate bound */
   /* per SM (structure of arrays: the per-event passes run over these) */
   double *W, *PHI;                    /* bytes / FLOPs served so far to each active CTA */
   double *rho, *irho, *phi, *iphi;    /* per-CTA rates and their inverses (us per unit) */

@@ -130,12 +130,17 @@ static void job_begin(av__eng_t *e, int32_t sl, double t) {
   double fixed = e->fixed_us, bytes = 0, flops = 0, cap = e->merge_cap;
   if (job < 0) {
     /* an empty persistent CTA: starts, finds no work, exits */
+    fixed = e->empty_us;
   } else if (L->is_merge) {
     if (e->in->merge_duration_us > 0) {
       fixed = e->in->merge_duration_us;
     } else {
       bytes = e->merge_bytes[job];
       e->hbm_bytes += bytes;
+      if (e->merge_measured) {
+        fixed = e->merge_fixed;
+        cap = e->merge_capj[job];
+      }
     }
   } else if (e->in->durations_us) {
     fixed = e->in->durations_us[(int64_t)job * e->hkv + head];

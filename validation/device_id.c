@@ -225,6 +225,7 @@ int av_device_query(av_device_desc_t *out, av_error_t *err) {
   out->sm_arch = info.sm_arch;
   out->l2_bytes = info.l2_bytes;
   out->total_bytes = (double)info.total_bytes;
+  out->mem_clock_MHz = info.mem_clock_khz / 1000.0;
   return AV_OK;
 #else
   return av_error_set(err, AV_ERR_NODEVICE, SRC, NULL,

@@ -15,7 +15,7 @@ typedef struct av_device_desc {
   int sm_count, sm_arch;   /* sm_arch = compute capability x 10 */
   double l2_bytes;         /* 0 = unknown */
   double total_bytes;      /* device memory; 0 = unknown */
-  double mem_clock_MHz;    /* 0 = unknown (the kernels' runtime wrappers do not report it) */
+  double mem_clock_MHz;    /* 0 = unknown (the driver did not report it) */
 } av_device_desc_t;
 
 /* Describes CUDA device 0. AV_ERR_NODEVICE ("no CUDA device" / "built without CUDA") when

@@ -186,9 +186,15 @@ typedef struct av_plan_dev {
   void *ev_start, *ev_end;
   void *items, *queries, *segs, *qoff, *queue, *moff, *mslots;
   float *part_o, *part_lse;
-  av_kern_trace_rec_t *trace;
-  int32_t ctas;
+  av_kern_trace_rec_t *trace;   /* items x hkv records, then one per merge CTA */
+  int32_t n_items, ctas;
 } av_plan_dev_t;
+
+/* Merge CTAs the merge launch runs (0 when the plan has no partial states). */
+static int64_t av_merge_ctas(const av_plan_t *p) {
+  const int64_t rows = (int64_t)p->n_requests * p->heads.hq, m = av_kern_merge_rows_per_cta();
+  return p->n_slots > 0 ? (rows + m - 1) / m : 0;
+}
 
 static void av_plan_dev_free(av_plan_dev_t *d) {
   for (int i = 0; i < d->n_streams; ++i) {
@@ -252,7 +258,8 @@ static int av_plan_validate(const av_exec_batch_t *b, const av_plan_t *p, av_pla
   const size_t meta = ((size_t)p->n_items * (AV_KERN_ITEM_INTS + 2) + p->n_item_queries +
                        (size_t)p->n_segments * 4 + 2 * (size_t)p->n_requests + p->n_slots) *
                           sizeof(int32_t) +
-                      (size_t)p->n_items * h->hkv * sizeof(av_kern_trace_rec_t);
+                      (size_t)(p->n_items * h->hkv + av_merge_ctas(p)) *
+                          sizeof(av_kern_trace_rec_t);
   av_kern_device_t dev;
   if (av_kern_device_info(0, &dev) != 0) return av_cuda_fail(err);
   if (part + meta + ((size_t)256 << 20) > dev.free_bytes)
@@ -348,9 +355,11 @@ static int av_plan_upload(const av_exec_batch_t *b, const av_plan_t *p, av_plan_
   AV_K(av_kern_malloc((void **)&d->part_o, (size_t)p->n_slots * hq * dim * sizeof(float)));
   AV_K(av_kern_malloc((void **)&d->part_lse, (size_t)p->n_slots * hq * sizeof(float)));
   AV_K(av_kern_malloc((void **)&d->trace,
-                      (size_t)p->n_items * b->w->heads.hkv * sizeof(av_kern_trace_rec_t)));
+                      (size_t)(p->n_items * b->w->heads.hkv + av_merge_ctas(p)) *
+                          sizeof(av_kern_trace_rec_t)));
   qbase = 0;
   d->ctas = 0;
+  d->n_items = p->n_items;
   for (int32_t l = 0; l < p->n_launches; ++l) {
     const av_launch_t *la = &p->launches[l];
     av_kern_launch_t *k = &d->kl[l];
@@ -399,7 +408,8 @@ static av_kern_batch_t av_kbatch(const av_exec_batch_t *b, const av_plan_dev_t *
       .out = b->out, .part_o = d->part_o, .part_lse = d->part_lse, .hq = b->host.hq,
       .hkv = b->host.hkv, .head_dim = b->host.d, .dtype = (int)b->host.dtype,
       .block_size = b->host.bs, .scale = (float)(1.0 / sqrt((double)b->host.d)),
-      .trace = trace ? d->trace : NULL};
+      .trace = trace ? d->trace : NULL,
+      .merge_trace = trace ? d->trace + (size_t)d->n_items * b->host.hkv : NULL};
   return k;
 }
 
@@ -486,10 +496,24 @@ done:
   return rc;
 }
 
+/* One record of the trace: item -1 marks a merge CTA; its head is the KV head of its first
+ * (request, query head) row. */
+static int av_trace_rec(json_t *ctas, const av_kern_trace_rec_t *t, int64_t item, int head,
+                        unsigned long long t0, av_error_t *err) {
+  json_t *c = json_pack("{s:I, s:i, s:i, s:f, s:f}", "item", (json_int_t)item, "head", head,
+                        "sm", (int)t->smid, "start_us", (double)(t->start_ns - t0) / 1e3,
+                        "end_us", (double)(t->end_ns - t0) / 1e3);
+  if (!c || json_array_append_new(ctas, c) != 0)
+    return av_error_set(err, AV_ERR_NOMEM, AV_SRC, NULL, "out of memory");
+  return AV_OK;
+}
+
 static int av_trace_json(const av_exec_batch_t *b, const av_plan_t *p, av_plan_dev_t *d,
                          av_exec_result_t *out, av_error_t *err) {
   int rc = av_run_once(b, p, d, 1, err);
-  const size_t n = (size_t)p->n_items * b->host.hkv;
+  const size_t n_att = (size_t)p->n_items * b->host.hkv, n = n_att + (size_t)av_merge_ctas(p);
+  const int64_t rows_per_cta = av_kern_merge_rows_per_cta();
+  const int group = b->host.hq / b->host.hkv;
   av_kern_trace_rec_t *t = malloc(n * sizeof *t + 1);
   json_t *ctas = json_array(), *root = json_object();
   if (!t || !ctas || !root) {
@@ -504,16 +528,15 @@ static int av_trace_json(const av_exec_batch_t *b, const av_plan_t *p, av_plan_d
     if (t[i].start_ns < t0) t0 = t[i].start_ns;
     if (t[i].end_ns > t1) t1 = t[i].end_ns;
   }
-  for (size_t i = 0; i < n; ++i) {
-    json_t *c = json_pack("{s:i, s:i, s:i, s:f, s:f}", "item", (json_int_t)(i / b->host.hkv),
-                          "head", (json_int_t)(i % b->host.hkv), "sm", (json_int_t)t[i].smid,
-                          "start_us", (double)(t[i].start_ns - t0) / 1e3, "end_us",
-                          (double)(t[i].end_ns - t0) / 1e3);
-    if (!c || json_array_append_new(ctas, c) != 0) {
-      rc = av_error_set(err, AV_ERR_NOMEM, AV_SRC, NULL, "out of memory");
-      goto done;
+  for (size_t i = 0; i < n && rc == AV_OK; ++i) {
+    if (i < n_att) {
+      rc = av_trace_rec(ctas, &t[i], (int64_t)(i / b->host.hkv), (int)(i % b->host.hkv), t0, err);
+    } else {
+      const int64_t row = (int64_t)(i - n_att) * rows_per_cta;
+      rc = av_trace_rec(ctas, &t[i], -1, (int)(row % b->host.hq) / group, t0, err);
     }
   }
+  if (rc != AV_OK) goto done;
   json_object_set_new(root, "gpu", json_string(b->dev.name));
   json_object_set_new(root, "makespan_us", json_real(n ? (double)(t1 - t0) / 1e3 : 0.0));
   json_object_set(root, "ctas", ctas);

@@ -198,8 +198,10 @@ int av_profile_max_resident(const json_t *trace, int *out, av_error_t *err) {
     if (!rc) rc = av_json_get_double(&c, r, where, "end_us", 1, 0, -1e12, 1e12, &t);
     if (!rc && t < s)
       rc = av_error_set(err, AV_ERR_RANGE, SRC, where, "end_us %g before start_us %g", t, s);
-    e[2 * i] = (edge_t){(int)sm, s, +1};
-    e[2 * i + 1] = (edge_t){(int)sm, t, -1};
+    /* merge CTAs (item -1) run after the attention CTAs: not part of the grid measured */
+    const int d = json_integer_value(json_object_get(r, "item")) < 0 ? 0 : 1;
+    e[2 * i] = (edge_t){(int)sm, s, +d};
+    e[2 * i + 1] = (edge_t){(int)sm, t, -d};
   }
   if (!rc) {
     qsort(e, 2 * n, sizeof *e, cmp_edge);
@@ -292,6 +294,8 @@ json_t *av_profile_to_json(const av_profile_t *p) {
   json_t *doc = json_pack("{s:s, s:s, s:s, s:o}", "gpu", p->gpu, "command", p->command,
                           "notes", notes, "variants", vs);
   if (doc && p->n_cores > 0) json_object_set_new(doc, "coresidency", cores_json(p));
+  if (doc && (p->n_merge > 0 || p->empty_cta_us > 0))
+    json_object_set_new(doc, "merge", av_profile_merge_json(p));
   return doc;
 }
 
@@ -323,6 +327,9 @@ json_t *av_profile_details_json(const av_profile_t *p) {
                    "tensor_tflops", p->tensor_tflops, "occupancy", occ);
   /* whether each co-residency grid really put k CTAs on an SM (the block scheduler's call) */
   if (d) json_object_set_new(d, "coresidency_placement", res);
+  if (d) json_object_set_new(d, "empty_cta", json_pack("{s:f, s:f}", "per_wave_us",
+                                                      p->empty_cta_us, "per_cta_us",
+                                                      p->empty_slope_us));
   else json_decref(res);
   return d;
 }

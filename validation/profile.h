@@ -56,6 +56,20 @@ typedef struct av_profile_cores {
   int resident[AV_PROF_MAX_K];           /* most CTAs seen at once on one SM (shared run) */
 } av_profile_cores_t;
 
+#define AV_PROF_MAX_MERGE 12             /* slot counts measured per merge curve */
+#define AV_PROF_MERGE_SEG 16             /* KV tokens of each measured partial item */
+
+/* The merge kernel alone (validation/profile_merge.c): one request of `slots` partial states
+ * per query head, one merge CTA of `rows` (request, query head) rows; mean traced duration. */
+typedef struct av_profile_merge {
+  int head_dim;
+  av_dtype_t dtype;
+  int rows;                              /* rows per merge CTA (all of them busy) */
+  int n;
+  int32_t slots[AV_PROF_MAX_MERGE];
+  double time_us[AV_PROF_MAX_MERGE];
+} av_profile_merge_t;
+
 typedef struct av_profile {
   char gpu[64];                          /* spec name, e.g. "H200-SXM" */
   char device[256];                      /* the driver's name */
@@ -69,6 +83,11 @@ typedef struct av_profile {
   av_profile_table_t *t;
   int n_cores;                           /* co-residency curves (0: step not run) */
   av_profile_cores_t *cores;             /* owned */
+  int n_merge;                           /* merge curves (0: step not run) */
+  av_profile_merge_t merge[4];           /* per (head dim, dtype) profiled */
+  double empty_cta_us;                   /* a persistent CTA with no work: its time in one
+                                            CTA slot (0: not measured) */
+  double empty_slope_us;                 /* the measured time per added empty CTA */
 } av_profile_t;
 
 void av_profile_free(av_profile_t *p);
@@ -88,8 +107,9 @@ av_workload_t *av_profile_workload(int32_t n_q, const int64_t *kv, int32_t n_roo
  * and checked. Caller owns. */
 av_plan_t *av_profile_plan(const av_workload_t *w, const av_tile_t *tile, int serial,
                            av_error_t *err);
-/* The most CTAs resident at once on one SM in a measured trace ({"ctas": [{"sm",
- * "start_us", "end_us"}, ...]}, the executor's format); ends are exclusive. */
+/* The most attention CTAs resident at once on one SM in a measured trace ({"ctas": [{"sm",
+ * "start_us", "end_us"}, ...]}, the executor's format; merge records, item -1, are not
+ * counted); ends are exclusive. */
 int av_profile_max_resident(const json_t *trace, int *out, av_error_t *err);
 /* Co-residency batch: one root of kv tokens and n_req one-query requests on it (shared), or
  * n_req roots of kv tokens with one request each (!shared); one KV and one query head.
@@ -108,6 +128,21 @@ int av_profile_cores_slowdown(const double *dur_us, int n_k, double fixed_us, do
 /* Least-squares line y = c0 + c1 x (GSL gsl_fit_linear) and its R^2. n >= 2. */
 int av_profile_fit_line(const double *x, const double *y, int n, double *c0, double *c1,
                         double *r2, av_error_t *err);
+
+/* Merge batch: one root of slots x AV_PROF_MERGE_SEG tokens, one request, `rows` query heads
+ * on one KV head (so the merge runs exactly one CTA of `rows` rows). Caller owns. */
+av_workload_t *av_profile_merge_workload(int32_t slots, int rows, int head_dim,
+                                         av_dtype_t dtype, av_error_t *err);
+/* One launch of the partial `tile`: item j reads tokens [j, j+1) x AV_PROF_MERGE_SEG of the
+ * root into partial slot j; the merge then combines `slots` states per row. Caller owns. */
+av_plan_t *av_profile_merge_plan(const av_workload_t *w, const av_tile_t *tile,
+                                 av_error_t *err);
+/* One persistent launch of `ctas` CTAs whose only item (the batch's first root, all of it)
+ * is CTA 0's: every other CTA starts, finds an empty queue and exits. Caller owns. */
+av_plan_t *av_profile_empty_plan(const av_workload_t *w, const av_tile_t *tile, int32_t ctas,
+                                 av_error_t *err);
+/* The "merge" key of the profile file (costmodels/profile_merge.h reads it). Caller owns. */
+json_t *av_profile_merge_json(const av_profile_t *p);
 
 /* --- files --------------------------------------------------------------------------- */
 /* The profile document (docs/schedulers.md "The profile file"). Caller owns. */
@@ -142,5 +177,11 @@ void av_profile_opts_default(av_profile_opts_t *o);
  * and the compiled variants of its architecture. */
 int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
                        const av_profile_opts_t *o, av_profile_t *out, av_error_t *err);
+/* Copies twice the L2's size so the next run starts with a cold L2 (profile steps). */
+int av__profile_flush_l2(const av_gpu_t *g, av_error_t *err);
+/* Measures the merge curves (every head dim and dtype of o) and the empty persistent CTA
+ * (d 128 fp16) on device 0. */
+int av_profile_measure_merge(const av_gpu_t *g, const av_variants_t *vs,
+                             const av_profile_opts_t *o, av_profile_t *out, av_error_t *err);
 
 #endif

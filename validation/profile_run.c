@@ -42,7 +42,7 @@ static double mean(const double *v, int n) {
 }
 
 /* Evicts the L2 (a copy of twice its size) so the next run reads KV from HBM. */
-static int flush_l2(const av_gpu_t *g, av_error_t *err) {
+int av__profile_flush_l2(const av_gpu_t *g, av_error_t *err) {
   double gbps;
   return av_exec_copy_bandwidth((size_t)(2 * (g->l2_bytes > 0 ? g->l2_bytes : 64e6)), 1, &gbps,
                                 err);
@@ -58,7 +58,7 @@ static int traced_run(av_exec_batch_t *b, const av_gpu_t *g, const av_plan_t *p,
   o.repeats = 0;
   o.warmup = 0;
   av_exec_result_t r;
-  int rc = flush_l2(g, err);
+  int rc = av__profile_flush_l2(g, err);
   if (!rc) rc = av_exec_batch_run(b, p, &o, &r, err);
   if (rc) return rc;
   const json_t *ctas = json_object_get(r.trace, "ctas");
@@ -312,7 +312,7 @@ static int cores_point(av_exec_batch_t *b, const av_workload_t *w, const av_gpu_
   for (int r = 0; r < runs && !rc; r++) {
     av_exec_result_t res;
     double m = 0, sp = 0;
-    rc = flush_l2(g, err);
+    rc = av__profile_flush_l2(g, err);
     if (!rc) rc = av_exec_batch_run(b, p, &o, &res, err);
     if (rc) break;
     rc = trace_stats(res.trace, p->n_items, &m, &sp, err);
@@ -407,5 +407,6 @@ int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
   if (!rc) rc = fit_lone_cta(out, err);
   if (!rc) fit_tensor_rate(gpu, out);
   if (!rc && o->coresidency) rc = measure_coresidency(gpu, o, out, err);
+  if (!rc) rc = av_profile_measure_merge(gpu, vs, o, out, err);
   return rc;
 }

@@ -4,6 +4,9 @@
 #   STEP=profile  bash results/h200/validation/run_validation.sh   (call 1)
 #   STEP=validate bash results/h200/validation/run_validation.sh   (call 2, after the profile
 #                 and experiments/validate_random.json are committed)
+#   STEP=all      both in one call: profile, then the held-out seeds derived from the new
+#                 profile's SHA-256 (analysis/validation.py seeds; nothing can be tuned between
+#                 the two), then validate; the profile and the experiment file land in $OUT.
 # CARRY=DIR names another carried build (default build-valcarry). The profile step includes
 # the co-residency curves (k CTAs per SM, docs/validation.md "Co-residency"; a few seconds);
 # their progress lines are copied to $OUT/coresidency.log.
@@ -13,11 +16,22 @@ A=$C/anvil
 date -u | tee $OUT/run.log
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.total --format=csv | tee -a $OUT/run.log
 $A --help > /dev/null || { echo "carried anvil does not run here" | tee -a $OUT/run.log; exit 1; }
-case "$STEP" in
+steps=$STEP; [ "$STEP" = all ] && steps="profile seeds validate"
+for step in $steps; do
+case "$step" in
+  seeds)
+    python3 analysis/validation.py seeds profiles/H200-SXM.json -o experiments/validate_random.json \
+      | tee -a $OUT/run.log
+    cp experiments/validate_random.json $OUT/
+    ;;
   profile)
     timeout 400 $A profile --verbose 2> $OUT/profile_progress.log | tee -a $OUT/run.log
     echo "profile rc=${PIPESTATUS[0]}" | tee -a $OUT/run.log
     grep "co-residency" $OUT/profile_progress.log > $OUT/coresidency.log
+    python3 -c 'import json; m=json.load(open("profiles/H200-SXM.json")).get("merge",{})
+print("empty_cta_us", m.get("empty_cta_us"))
+for c in m.get("curves",[]): print("merge", c["head_dim"], c["dtype"], list(zip(c["slots"], c["time_us"])))' \
+      | tee -a $OUT/run.log
     python3 -c 'import json,sys; d=json.load(open("profiles/H200-SXM.json")).get("coresidency",{})
 for v in d.get("variants",[]): print(v["kind"],v["m"],v["n"],v["warps"],"slowdown",v["slowdown"],"hbm_GBps",v["hbm_GBps"])' \
       | tee -a $OUT/run.log
@@ -38,5 +52,6 @@ for v in d.get("variants",[]): print(v["kind"],v["m"],v["n"],v["warps"],"slowdow
     rm -f $OUT/pat_uncal/validation.csv
     tar czf $OUT/traces.tgz -C $OUT pat/traces random/traces && rm -rf $OUT/pat/traces $OUT/random/traces
     ;;
-  *) echo "STEP must be profile or validate" ; exit 2 ;;
+  *) echo "STEP must be profile, validate or all" ; exit 2 ;;
 esac
+done

@@ -1,0 +1,318 @@
+/* The profile's merge step (issue 6): the "merge" key written by the profiler and read back
+ * by the `profile` cost model, bad values rejected with file and key path (data:
+ * tests/data/profile_merge/bad/<case>/{input.json, expected_error}), the profiler's merge and
+ * empty-CTA batches, and the engine: a lone merge CTA takes the profile's time for its
+ * longest slot list, an empty persistent CTA holds its slot for the measured time, and a
+ * profile without the key leaves the spec's figures in charge. */
+#include <check.h>
+#include <dirent.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costmodels/costmodel.h"
+#include "sim/json_util.h"
+#include "sim/plan.h"
+#include "sim/sim.h"
+#include "support.h"
+#include "validation/profile.h"
+
+static const av_tile_t TILE = {AV_KERNEL_PARTIAL, 16, 64, 4};
+static const av_tile_t PTILE = {AV_KERNEL_PERSISTENT, 16, 64, 4};
+static const int32_t SLOTS[4] = {1, 2, 4, 8};
+static const double TIMES[4] = {2.0, 2.5, 3.5, 5.5};
+#define EMPTY_US 0.75
+#define SPEC_FIXED 3.0
+
+/* 4 SMs; HBM, L2 and the spec's rates out of the way so only measured figures bind. */
+static av_gpu_t test_gpu(void) {
+  av_gpu_t g = av_test_small_gpu();
+  g.hbm_bw_datasheet_GBps = 1e9;
+  g.hbm_bw_measured_GBps = 1e9;
+  g.l2_bytes = 0;
+  g.l2_bw_GBps = 1e9;
+  g.mem_latency_ns = 1;
+  g.bytes_in_flight_per_sm = 1e12;
+  g.fp16_tensor_tflops = 1e9;
+  g.fp32_tflops = 1e9;
+  g.launch_overhead_us = 2;
+  g.cta_fixed_us = SPEC_FIXED;
+  return g;
+}
+
+/* A profile of the partial and persistent tiles on test-gpu (C = 0.01 us per token), with
+ * the merge curve of TIMES and EMPTY_US when `merge`. */
+static av_profile_t make_profile(int merge) {
+  av_profile_t p;
+  memset(&p, 0, sizeof p);
+  snprintf(p.gpu, sizeof p.gpu, "test-gpu");
+  snprintf(p.command, sizeof p.command, "test");
+  const av_tile_t *tiles[2] = {&TILE, &PTILE};
+  for (int v = 0; v < 2; v++) {
+    av_profile_table_t *t = av_profile_add(&p);
+    ck_assert_ptr_nonnull(t);
+    t->tile = *tiles[v];
+    t->head_dim = 128;
+    t->dtype = AV_DTYPE_FP16;
+    t->n_nq = 2;
+    t->nq[0] = 1;
+    t->nq[1] = 16;
+    t->n_kv = 2;
+    t->kv[0] = 16;
+    t->kv[1] = 16384;
+    for (int i = 0; i < 2; i++)
+      for (int j = 0; j < 2; j++) t->time_us[i][j] = 0.01 * (double)t->kv[j];
+  }
+  if (merge) {
+    p.n_merge = 1;
+    av_profile_merge_t *m = &p.merge[0];
+    m->head_dim = 128;
+    m->dtype = AV_DTYPE_FP16;
+    m->rows = 4;
+    m->n = 4;
+    for (int i = 0; i < 4; i++) m->slots[i] = SLOTS[i], m->time_us[i] = TIMES[i];
+    p.empty_cta_us = EMPTY_US;
+  }
+  return p;
+}
+
+static const char *write_profile(const av_profile_t *p, const char *name) {
+  static char path[1024];
+  snprintf(path, sizeof path, "%s/test_profile_merge_%s.json", AV_BINARY_DIR, name);
+  json_t *doc = av_profile_to_json(p);
+  ck_assert_ptr_nonnull(doc);
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_json_dump_file(doc, path, &err), &err);
+  json_decref(doc);
+  return path;
+}
+
+static av_costmodel_t *load_model(const char *path, const av_gpu_t *g, const av_heads_t *h,
+                                  const av_variants_t *vs, av_error_t *err) {
+  const av_costmodel_ops_t *ops = av_costmodel_find("profile");
+  ck_assert_ptr_nonnull(ops);
+  av_params_t p;
+  AV_CK_OK(av_params_init(&p, ops->params, err), err);
+  char set[1200];
+  snprintf(set, sizeof set, "path=%s", path);
+  AV_CK_OK(av_params_set_text(&p, set, "test", err), err);
+  av_cost_env_t env = {.gpu = g, .heads = h, .variants = vs};
+  return av_costmodel_create(ops, &p, &env, err);
+}
+
+static double merge_time(const av_costmodel_t *m, int slots) {
+  av_cost_query_t q = {.n_q = slots, .rows = 4};
+  q.tile.kind = AV_KERNEL_MERGE;
+  q.tile.m_rows = 4;
+  av_item_cost_t c;
+  av_costmodel_estimate(m, &q, &c);
+  return c.time_us;
+}
+
+static double empty_time(const av_costmodel_t *m) {
+  av_cost_query_t q = {.n_q = 0, .kv_tokens = 0};
+  q.tile = PTILE;
+  av_item_cost_t c;
+  av_costmodel_estimate(m, &q, &c);
+  return c.time_us;
+}
+
+START_TEST(test_round_trip) {
+  av_profile_t p = make_profile(1), old = make_profile(0);
+  av_gpu_t g = test_gpu();
+  av_heads_t h = av_test_heads();
+  h.head_dim = 128;
+  h.dtype = AV_DTYPE_FP16;
+  av_error_t err;
+  av_error_clear(&err);
+  av_costmodel_t *m = load_model(write_profile(&p, "rt"), &g, &h, NULL, &err);
+  ck_assert_msg(m != NULL, "%s", err.message);
+  for (int i = 0; i < 4; i++) ck_assert_double_eq_tol(merge_time(m, SLOTS[i]), TIMES[i], 1e-9);
+  ck_assert_double_eq_tol(merge_time(m, 3), 3.0, 1e-9);          /* between 2 and 4 */
+  ck_assert_double_eq_tol(merge_time(m, 16), 5.5 + 8 * 0.5, 1e-9); /* last slope on */
+  ck_assert_double_eq_tol(empty_time(m), EMPTY_US, 1e-9);
+  av_costmodel_destroy(m);
+  m = load_model(write_profile(&old, "old"), &g, &h, NULL, &err);
+  ck_assert_msg(m != NULL, "%s", err.message);
+  ck_assert_double_eq(merge_time(m, 4), 0);
+  ck_assert_double_eq(empty_time(m), 0);
+  av_costmodel_destroy(m);
+  av_profile_free(&p);
+  av_profile_free(&old);
+}
+END_TEST
+
+START_TEST(test_bad_values) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/data/profile_merge/bad", AV_TEST_DIR);
+  DIR *d = opendir(dir);
+  ck_assert_msg(d != NULL, "cannot open %s", dir);
+  av_gpu_t g = test_gpu();
+  av_heads_t h = av_test_heads();
+  int cases = 0;
+  struct dirent *ent;
+  while ((ent = readdir(d))) {
+    if (ent->d_name[0] == '.') continue;
+    char input[1400], expect_path[1400];
+    snprintf(input, sizeof input, "%s/%s/input.json", dir, ent->d_name);
+    snprintf(expect_path, sizeof expect_path, "%s/%s/expected_error", dir, ent->d_name);
+    char *expect = av_test_read_file(expect_path);
+    ck_assert_msg(expect != NULL, "case %s has no expected_error", ent->d_name);
+    char *nl = strchr(expect, '\n');
+    ck_assert_msg(nl != NULL, "case %s: expected_error needs 2 lines", ent->d_name);
+    *nl = '\0';
+    char *msg = nl + 1;
+    msg[strcspn(msg, "\n")] = '\0';
+    av_error_t err;
+    av_error_clear(&err);
+    av_costmodel_t *m = load_model(input, &g, &h, NULL, &err);
+    ck_assert_msg(m == NULL, "case %s was accepted", ent->d_name);
+    ck_assert_msg(strstr(err.source, "input.json") != NULL, "case %s: source '%s'", ent->d_name,
+                  err.source);
+    ck_assert_msg(strcmp(err.path, expect) == 0, "case %s: path '%s', expected '%s'",
+                  ent->d_name, err.path, expect);
+    ck_assert_msg(strstr(err.message, msg) != NULL, "case %s: message '%s' lacks '%s'",
+                  ent->d_name, err.message, msg);
+    free(expect);
+    cases++;
+  }
+  closedir(d);
+  ck_assert_int_ge(cases, 8);
+}
+END_TEST
+
+START_TEST(test_profiler_batches) {
+  av_error_t err;
+  av_error_clear(&err);
+  av_workload_t *w = av_profile_merge_workload(8, 4, 128, AV_DTYPE_FP16, &err);
+  ck_assert_msg(w != NULL, "%s", err.message);
+  ck_assert_int_eq(w->n_requests, 1);
+  ck_assert_int_eq(w->heads.hq, 4);
+  ck_assert_int_eq(w->heads.hkv, 1);
+  ck_assert_int_eq(w->nodes[0].kv_len_tokens, 8 * AV_PROF_MERGE_SEG);
+  av_plan_t *p = av_profile_merge_plan(w, &TILE, &err);
+  ck_assert_msg(p != NULL, "%s", err.message);
+  ck_assert_int_eq(p->n_items, 8);
+  ck_assert_int_eq(p->merge_offsets[1] - p->merge_offsets[0], 8);
+  av_plan_destroy(p);
+  p = av_profile_empty_plan(w, &PTILE, 40, &err);
+  ck_assert_msg(p != NULL, "%s", err.message);
+  ck_assert_int_eq(p->n_items, 1);
+  ck_assert_int_eq(p->launches[0].persistent_ctas, 40);
+  ck_assert_int_eq(p->n_slots, 0);
+  av_plan_destroy(p);
+  ck_assert_ptr_null(av_profile_empty_plan(w, &PTILE, 0, &err));
+  ck_assert_int_eq(err.code, AV_ERR_RANGE);
+  av_workload_destroy(w);
+  av_error_clear(&err);
+  ck_assert_ptr_null(av_profile_merge_workload(0, 4, 128, AV_DTYPE_FP16, &err));
+  ck_assert_int_eq(err.code, AV_ERR_RANGE);
+}
+END_TEST
+
+/* Simulates p on w with the profile at path; returns the result (caller frees) and, when
+ * merge_cta_us is given, the duration of the (one) merge CTA. */
+static av_sim_result_t simulate(const char *path, const av_plan_t *p, const av_workload_t *w,
+                                double *merge_cta_us) {
+  av_gpu_t g = test_gpu();
+  av_variant_t var[2];
+  av_test_tile_variants(var, 76800);
+  av_variants_t vs = {2, var};
+  av_error_t err;
+  av_error_clear(&err);
+  av_costmodel_t *m = load_model(path, &g, &w->heads, &vs, &err);
+  ck_assert_msg(m != NULL, "%s", err.message);
+  av_sim_config_t cfg = {.model = AV_SIM_ENGINE, .record_timeline = 1};
+  av_sim_result_t res;
+  av_timeline_t tl;
+  memset(&tl, 0, sizeof tl);
+  AV_CK_OK(av_sim_run(&cfg, p, w, &g, &vs, m, &res, &tl, &err), &err);
+  int merges = 0;
+  for (int32_t i = 0; i < tl.n; i++)
+    if (tl.ev[i].item < 0) {
+      if (merge_cta_us) *merge_cta_us = tl.ev[i].end_us - tl.ev[i].start_us;
+      merges++;
+    }
+  ck_assert_int_eq(merges, p->n_slots > 0 ? 1 : 0);
+  av_timeline_free(&tl);
+  av_costmodel_destroy(m);
+  return res;
+}
+
+START_TEST(test_engine_merge_and_empty) {
+  av_profile_t with = make_profile(1), without = make_profile(0);
+  char p_with[1024], p_without[1024];
+  snprintf(p_with, sizeof p_with, "%s", write_profile(&with, "engine"));
+  snprintf(p_without, sizeof p_without, "%s", write_profile(&without, "engine_old"));
+  av_error_t err;
+  av_error_clear(&err);
+  /* one merge CTA (4 rows, one request) of k slots: alone it takes the profile's T(k) */
+  const int ks[3] = {2, 8, 16};
+  const double want[3] = {2.5, 5.5, 9.5};
+  for (int i = 0; i < 3; i++) {
+    av_workload_t *w = av_profile_merge_workload(ks[i], 4, 128, AV_DTYPE_FP16, &err);
+    ck_assert_ptr_nonnull(w);
+    av_plan_t *p = av_profile_merge_plan(w, &TILE, &err);
+    ck_assert_msg(p != NULL, "%s", err.message);
+    double cta = 0;
+    av_sim_result_t r = simulate(p_with, p, w, &cta);
+    ck_assert_msg(fabs(cta - want[i]) < 1e-6, "k=%d: merge CTA %.6f us, expected %.4f", ks[i],
+                  cta, want[i]);
+    av_sim_result_free(&r);
+    /* without the key the merge is charged the spec's fixed cost (and moves its bytes) */
+    r = simulate(p_without, p, w, &cta);
+    ck_assert_double_ge(cta, SPEC_FIXED);
+    ck_assert_double_lt(cta, SPEC_FIXED + 0.01);
+    av_sim_result_free(&r);
+    av_plan_destroy(p);
+    av_workload_destroy(w);
+  }
+  /* empty persistent CTAs: each wave of them holds the slots for EMPTY_US (spec: its fixed
+   * cost); one item of 16 tokens on CTA 0 */
+  const int64_t kv = 16;
+  av_workload_t *w = av_profile_workload(1, &kv, 1, 128, AV_DTYPE_FP16, &err);
+  ck_assert_ptr_nonnull(w);
+  double span[2][2];
+  int per_wave = 0;
+  for (int v = 0; v < 2; v++)
+    for (int s = 0; s < 2; s++) {
+      av_plan_t *probe = av_profile_empty_plan(w, &PTILE, 1, &err);
+      av_sim_result_t r0 = simulate(p_with, probe, w, NULL);
+      per_wave = 4 * r0.launches[0].ctas_per_sm;
+      av_sim_result_free(&r0);
+      av_plan_destroy(probe);
+      av_plan_t *p = av_profile_empty_plan(w, &PTILE, (s ? 9 : 1) * per_wave, &err);
+      ck_assert_msg(p != NULL, "%s", err.message);
+      av_sim_result_t r = simulate(v ? p_without : p_with, p, w, NULL);
+      span[v][s] = r.makespan_us;
+      av_sim_result_free(&r);
+      av_plan_destroy(p);
+    }
+  ck_assert_int_gt(per_wave, 0);
+  ck_assert_msg(fabs(span[0][1] - span[0][0] - 8 * EMPTY_US) < 1e-6,
+                "8 more waves of empty CTAs: +%.6f us, expected %.4f", span[0][1] - span[0][0],
+                8 * EMPTY_US);
+  ck_assert_msg(fabs(span[1][1] - span[1][0] - 8 * SPEC_FIXED) < 1e-6,
+                "without the key: +%.6f us, expected %.4f", span[1][1] - span[1][0],
+                8 * SPEC_FIXED);
+  av_workload_destroy(w);
+  av_profile_free(&with);
+  av_profile_free(&without);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("profile_merge");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, test_round_trip);
+  tcase_add_test(tc, test_bad_values);
+  tcase_add_test(tc, test_profiler_batches);
+  tcase_add_test(tc, test_engine_merge_and_empty);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return av_test_run(suite(), 0); }

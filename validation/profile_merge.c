@@ -1,0 +1,238 @@
+/* The profiler's merge step (validation/profile.h): the merge kernel's time over the number
+ * of partial states per request, and what a persistent CTA with an empty queue costs. The
+ * first run of the per-CTA model charged merge CTAs the lone attention CTA's rate and every
+ * empty persistent CTA a working CTA's fixed cost; the traced validation runs showed both
+ * wrong by tens of µs on split plans (docs/validation.md, causes 1 and 2), so both are now
+ * measured here rather than assumed. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/json_util.h"
+#include "sim/occupancy.h"
+#include "validation/executor.h"
+#include "validation/profile.h"
+
+#define SRC "profile"
+
+static const int32_t k_slots_full[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+static const int32_t k_slots_quick[] = {1, 8, 64};
+static const int32_t k_waves[] = {1, 2, 4, 8};
+
+av_workload_t *av_profile_merge_workload(int32_t slots, int rows, int head_dim,
+                                         av_dtype_t dtype, av_error_t *err) {
+  if (slots < 1 || rows < 1) {
+    av_error_set(err, AV_ERR_RANGE, SRC, NULL, "need >= 1 slot and row, got %d and %d",
+                 (int)slots, rows);
+    return NULL;
+  }
+  av_workload_t *w = av_workload_create(1, 1);
+  if (!w) {
+    av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory");
+    return NULL;
+  }
+  snprintf(w->name, sizeof w->name, "profile-merge-s%d", (int)slots);
+  w->heads = (av_heads_t){.hq = rows, .hkv = 1, .head_dim = head_dim, .dtype = dtype};
+  w->nodes[0].parent = -1;
+  w->nodes[0].kv_len_tokens = (int64_t)slots * AV_PROF_MERGE_SEG;
+  w->request_node[0] = 0;
+  if (av_workload_finalize(w, err)) {
+    av_workload_destroy(w);
+    return NULL;
+  }
+  return w;
+}
+
+static av_plan_t *finish(av_plan_t *p, int ok, const av_workload_t *w, av_error_t *err) {
+  if (!ok) {
+    av_plan_destroy(p);
+    av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory building a profile plan");
+    return NULL;
+  }
+  if (av_plan_finalize(p, err) || av_plan_check(p, w, err)) {
+    av_plan_destroy(p);
+    return NULL;
+  }
+  return p;
+}
+
+av_plan_t *av_profile_merge_plan(const av_workload_t *w, const av_tile_t *tile,
+                                 av_error_t *err) {
+  av_plan_t *p = av_plan_create(w, "profile-merge");
+  int32_t launch = p ? av_plan_add_launch(p, 0, tile, 0) : -1;
+  int ok = launch >= 0;
+  const int64_t slots = w->nodes[0].kv_len_tokens / AV_PROF_MERGE_SEG;
+  for (int64_t j = 0; ok && j < slots; j++) {
+    const int32_t q = 0;
+    av_segment_t s = {.node = 0, .begin = j * AV_PROF_MERGE_SEG,
+                      .end = (j + 1) * AV_PROF_MERGE_SEG};
+    ok = av_plan_add_item(p, launch, &q, 1, &s, 1, AV_OUT_PARTIAL, -1, -1) >= 0;
+  }
+  return finish(p, ok, w, err);
+}
+
+av_plan_t *av_profile_empty_plan(const av_workload_t *w, const av_tile_t *tile, int32_t ctas,
+                                 av_error_t *err) {
+  if (ctas < 1) {
+    av_error_set(err, AV_ERR_RANGE, SRC, NULL, "need >= 1 CTA, got %d", (int)ctas);
+    return NULL;
+  }
+  av_plan_t *p = av_plan_create(w, "profile-empty");
+  int32_t launch = p ? av_plan_add_launch(p, 0, tile, ctas) : -1;
+  int ok = launch >= 0;
+  const int32_t q = w->node_reqs[w->node_req_offsets[0]];
+  av_segment_t s = {.node = 0, .begin = 0, .end = w->nodes[0].kv_len_tokens};
+  ok = ok && av_plan_add_item(p, launch, &q, 1, &s, 1, AV_OUT_FINAL, 0, 0) >= 0;
+  return finish(p, ok, w, err);
+}
+
+json_t *av_profile_merge_json(const av_profile_t *p) {
+  json_t *curves = json_array();
+  for (int i = 0; i < p->n_merge; i++) {
+    const av_profile_merge_t *m = &p->merge[i];
+    json_t *slots = json_array(), *t = json_array();
+    for (int j = 0; j < m->n; j++) {
+      json_array_append_new(slots, json_integer(m->slots[j]));
+      json_array_append_new(t, json_real(round(m->time_us[j] * 1e4) / 1e4));
+    }
+    json_array_append_new(curves, json_pack("{s:i, s:s, s:o, s:o}", "head_dim", m->head_dim,
+                                            "dtype", av_dtype_name(m->dtype), "slots", slots,
+                                            "time_us", t));
+  }
+  char notes[400];
+  snprintf(notes, sizeof notes,
+           "one merge CTA alone (one request, rows_per_cta query heads, slots partial states "
+           "of %d tokens each, written by the launch before it), mean traced duration; "
+           "empty_cta_us: time one CTA slot spends on a persistent CTA with an empty queue",
+           AV_PROF_MERGE_SEG);
+  return json_pack("{s:i, s:f, s:s, s:o}", "rows_per_cta", p->n_merge ? p->merge[0].rows : 0,
+                   "empty_cta_us", round(p->empty_cta_us * 1e4) / 1e4, "notes", notes,
+                   "curves", curves);
+}
+
+/* --- measuring ---------------------------------------------------------------------- */
+
+/* Mean duration of the merge CTAs (item -1) over `runs` traced runs, L2 flushed first. */
+static int merge_point(av_exec_batch_t *b, const av_gpu_t *g, const av_plan_t *p, int runs,
+                       double *mean_us, av_error_t *err) {
+  av_exec_opts_t o;
+  av_exec_opts_default(&o);
+  o.verify = 0;
+  o.trace = 1;
+  o.repeats = 0;
+  o.warmup = 0;
+  double sum = 0;
+  int n = 0, rc = AV_OK;
+  for (int r = 0; r < runs && !rc; r++) {
+    av_exec_result_t res;
+    rc = av__profile_flush_l2(g, err);
+    if (!rc) rc = av_exec_batch_run(b, p, &o, &res, err);
+    if (rc) break;
+    const json_t *ctas = json_object_get(res.trace, "ctas");
+    for (size_t i = 0; i < json_array_size(ctas); i++) {
+      const json_t *c = json_array_get(ctas, i);
+      if (json_integer_value(json_object_get(c, "item")) >= 0) continue;
+      sum += json_number_value(json_object_get(c, "end_us")) -
+             json_number_value(json_object_get(c, "start_us"));
+      n++;
+    }
+    av_exec_result_free(&res);
+  }
+  if (!rc && n == 0)
+    rc = av_error_set(err, AV_ERR_INTERNAL, SRC, NULL, "merge: the trace has no merge CTA");
+  if (!rc) *mean_us = sum / n;
+  return rc;
+}
+
+static int merge_curve(const av_gpu_t *g, const av_variants_t *vs, const av_profile_opts_t *o,
+                       int d, av_dtype_t dt, av_profile_merge_t *m, av_error_t *err) {
+  av_tile_t part, merge;
+  if (av_variants_tiles(vs, AV_KERNEL_PARTIAL, d, dt, g->sm_arch, &part, 1) < 1 ||
+      av_variants_tiles(vs, AV_KERNEL_MERGE, d, dt, g->sm_arch, &merge, 1) < 1)
+    return AV_OK;  /* nothing compiled for (d, dt): no curve */
+  const int32_t *slots = o->quick ? k_slots_quick : k_slots_full;
+  const int n = o->quick ? 3 : (int)(sizeof k_slots_full / sizeof k_slots_full[0]);
+  m->head_dim = d;
+  m->dtype = dt;
+  m->rows = merge.m_rows > 0 ? merge.m_rows : 1;
+  int rc = AV_OK;
+  for (int i = 0; i < n && !rc; i++) {
+    av_workload_t *w = av_profile_merge_workload(slots[i], m->rows, d, dt, err);
+    av_plan_t *p = w ? av_profile_merge_plan(w, &part, err) : NULL;
+    av_exec_batch_t *b = p ? av_exec_batch_create(w, 11, 1, err) : NULL;
+    rc = b ? merge_point(b, g, p, o->runs, &m->time_us[i], err)
+           : (err && err->code ? err->code : AV_ERR_INTERNAL);
+    m->slots[i] = slots[i];
+    if (!rc && o->verbose)
+      fprintf(stderr, "profile: merge d%d %s: %d slots/row x %d rows: %.2f us\n", d,
+              av_dtype_name(dt), (int)slots[i], m->rows, m->time_us[i]);
+    av_exec_batch_destroy(b);
+    av_plan_destroy(p);
+    av_workload_destroy(w);
+  }
+  if (!rc) m->n = n;
+  return rc;
+}
+
+/* Empty persistent CTAs: one launch of waves x (SMs x occupancy) CTAs with one item, timed
+ * (median of repeats); the slope over waves is one CTA slot's time per empty CTA. */
+static int measure_empty(const av_gpu_t *g, const av_variants_t *vs, int verbose,
+                         av_profile_t *out, av_error_t *err) {
+  av_tile_t tile;
+  if (av_variants_tiles(vs, AV_KERNEL_PERSISTENT, 128, AV_DTYPE_FP16, g->sm_arch, &tile, 1) < 1)
+    return AV_OK;
+  const av_variant_t *v = av_variants_find(vs, &tile, 128, AV_DTYPE_FP16, g->sm_arch);
+  av_occupancy_t occ;
+  av_occupancy(g, v->threads, v->regs_per_thread, v->smem_bytes, &occ);
+  const int32_t per_wave = g->sm_count * (occ.ctas_per_sm > 0 ? occ.ctas_per_sm : 1);
+  const int64_t kv = AV_PROF_MERGE_SEG;
+  av_workload_t *w = av_profile_workload(1, &kv, 1, 128, AV_DTYPE_FP16, err);
+  av_exec_batch_t *b = w ? av_exec_batch_create(w, 13, 1, err) : NULL;
+  int rc = b ? AV_OK : (err && err->code ? err->code : AV_ERR_INTERNAL);
+  const int n = (int)(sizeof k_waves / sizeof k_waves[0]);
+  double x[8], y[8];
+  for (int i = 0; i < n && !rc; i++) {
+    av_plan_t *p = av_profile_empty_plan(w, &tile, k_waves[i] * per_wave, err);
+    av_exec_opts_t o;
+    av_exec_opts_default(&o);
+    o.verify = 0;
+    av_exec_result_t r;
+    rc = p ? av_exec_batch_run(b, p, &o, &r, err) : (err && err->code ? err->code : AV_ERR_INTERNAL);
+    if (!rc) {
+      x[i] = k_waves[i];
+      y[i] = r.median_us;
+      av_exec_result_free(&r);
+    }
+    av_plan_destroy(p);
+  }
+  double c0, slope, r2;
+  if (!rc) rc = av_profile_fit_line(x, y, n, &c0, &slope, &r2, err);
+  if (!rc) {
+    out->empty_cta_us = slope > 0 ? slope : 0;
+    out->empty_slope_us = slope / per_wave;
+    if (verbose)
+      fprintf(stderr, "profile: empty persistent CTAs: %.3f us per wave of %d (r2 %.3f)\n",
+              slope, (int)per_wave, r2);
+  }
+  av_exec_batch_destroy(b);
+  av_workload_destroy(w);
+  return rc;
+}
+
+int av_profile_measure_merge(const av_gpu_t *g, const av_variants_t *vs,
+                             const av_profile_opts_t *o, av_profile_t *out, av_error_t *err) {
+  int rc = AV_OK;
+  out->n_merge = 0;
+  for (int a = 0; a < o->n_head_dims && !rc; a++)
+    for (int b = 0; b < o->n_dtypes && !rc; b++) {
+      const int cap = (int)(sizeof out->merge / sizeof out->merge[0]);
+      if (out->n_merge == cap) break;
+      av_profile_merge_t *m = &out->merge[out->n_merge];
+      memset(m, 0, sizeof *m);
+      rc = merge_curve(g, vs, o, o->head_dims[a], (av_dtype_t)o->dtypes[b], m, err);
+      if (!rc && m->n > 0) out->n_merge++;
+    }
+  if (!rc) rc = measure_empty(g, vs, o->verbose, out, err);
+  return rc;
+}
