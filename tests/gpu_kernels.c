@@ -170,7 +170,8 @@ START_TEST(test_schedulers) {
 }
 END_TEST
 
-/* --trace: one record per (item, KV head), SM ids in range, end after start. */
+/* --trace: one record per (item, KV head) and one per merge CTA (item -1, after every
+ * attention CTA has ended), SM ids in range, end after start. */
 START_TEST(test_trace) {
   av_workload_t *w = small_tree(8, 2, 128, AV_DTYPE_FP16);
   av_tile_t t = {.kind = AV_KERNEL_PARTIAL, .m_rows = 16, .n_tokens = 64, .warps = 4};
@@ -185,17 +186,32 @@ START_TEST(test_trace) {
   AV_CK_OK(av_exec_run(p, w, &o, &r, &err), &err);
   ck_assert_ptr_nonnull(r.trace);
   json_t *ctas = json_object_get(r.trace, "ctas");
-  ck_assert_int_eq((int)json_array_size(ctas), p->n_items * w->heads.hkv);
+  const int merge_ctas = p->n_slots > 0 ? (w->n_requests * w->heads.hq + 3) / 4 : 0;
+  ck_assert_int_gt(merge_ctas, 0);
+  ck_assert_int_eq((int)json_array_size(ctas), p->n_items * w->heads.hkv + merge_ctas);
   double mk = json_real_value(json_object_get(r.trace, "makespan_us"));
   ck_assert(mk > 0);
   size_t i;
   json_t *c;
+  int n_merge = 0;
+  double attn_end = 0, merge_start = 1e300;
   json_array_foreach(ctas, i, c) {
     const double s = json_real_value(json_object_get(c, "start_us"));
     const double e = json_real_value(json_object_get(c, "end_us"));
     ck_assert(s >= 0 && e >= s && e <= mk + 1e-9);
     ck_assert_int_lt(json_integer_value(json_object_get(c, "sm")), 1024);
+    const json_int_t item = json_integer_value(json_object_get(c, "item"));
+    const json_int_t head = json_integer_value(json_object_get(c, "head"));
+    ck_assert(head >= 0 && head < w->heads.hkv);
+    if (item < 0) {
+      n_merge++;
+      merge_start = s < merge_start ? s : merge_start;
+    } else {
+      attn_end = e > attn_end ? e : attn_end;
+    }
   }
+  ck_assert_int_eq(n_merge, merge_ctas);
+  ck_assert(merge_start >= attn_end);
   av_exec_result_free(&r);
   av_plan_destroy(p);
   av_workload_destroy(w);
