@@ -65,7 +65,7 @@ static void mark_dirty(av__eng_t *e, int32_t s) {
 
 /* A launch finished: its stream's next launch may start (it was issued by the host at
  * issue_us, so it starts at the later of the two); the merge launch waits for all partial
- * launches (the executor joins the streams before merging). */
+ * launches (the executor joins the streams before merging) and the join itself. */
 static void launch_end(av__eng_t *e, int32_t li, double t) {
   av__eng_launch_t *L = &e->L[li];
   L->end_us = t;
@@ -76,8 +76,10 @@ static void launch_end(av__eng_t *e, int32_t li, double t) {
     heap_push(e, dmax(n->issue_us, t), L->next_on_stream);
   }
   if (--e->partial_left == 0 && e->has_merge) {
+    /* the join (events across the streams) and the merge's launch take the GPU's measured
+     * join_overhead_us after the last partial CTA, whenever the host issued it */
     int32_t m = e->n_launches - 1;
-    heap_push(e, dmax(e->L[m].issue_us, t), m);
+    heap_push(e, dmax(e->L[m].issue_us, t + e->in->gpu->join_overhead_us), m);
   }
 }
 

@@ -1,7 +1,8 @@
 /* GPU specifications: loads sim/gpus/<name>.json, where every number is an object
  * {"value": X, "source": "..."} so that each figure the simulator uses says where it came
  * from (datasheet, CUDA Programming Guide, measured). A table of fields drives the loader:
- * every field is required, typed and range-checked, and unknown keys are rejected. */
+ * every field is typed and range-checked, all but the measured-only ones are required, and
+ * unknown keys are rejected. */
 #include "sim/gpu.h"
 
 #include <dirent.h>
@@ -22,10 +23,12 @@ typedef struct gpu_field {
   int is_int;
   size_t offset;
   double min, max;
+  int optional;  /* measured figures a datasheet spec cannot give: absent = 0 */
 } gpu_field_t;
 
-#define GI(f, lo, hi) {#f, 1, offsetof(av_gpu_t, f), lo, hi}
-#define GD(f, lo, hi) {#f, 0, offsetof(av_gpu_t, f), lo, hi}
+#define GI(f, lo, hi) {#f, 1, offsetof(av_gpu_t, f), lo, hi, 0}
+#define GD(f, lo, hi) {#f, 0, offsetof(av_gpu_t, f), lo, hi, 0}
+#define GD_OPT(f, lo, hi) {#f, 0, offsetof(av_gpu_t, f), lo, hi, 1}
 
 /* Ranges are sanity bounds (a typo such as a missing "000" is caught), not architecture
  * facts; cross-field consistency is checked after loading. */
@@ -56,6 +59,8 @@ static const gpu_field_t gpu_fields[] = {
     GD(fp32_tflops, 0.001, 1e6),
     GD(launch_overhead_us, 0.0, 1e4),
     GD(cta_fixed_us, 0.0, 1e4),
+    GD_OPT(join_overhead_us, 0.0, 1e4),
+    GD_OPT(run_tail_us, 0.0, 1e4),
 };
 #define N_GPU_FIELDS (sizeof gpu_fields / sizeof gpu_fields[0])
 
@@ -75,6 +80,7 @@ static int load_field(const av_jctx_t *c, const json_t *root, const gpu_field_t 
   char where[256];
   av_jpath_key(where, sizeof where, "", f->key);
   json_t *entry = json_object_get(root, f->key);
+  if (!entry && f->optional) return AV_OK;
   if (!entry)
     return av_error_set(c->err, AV_ERR_SCHEMA, c->source, where,
                         "missing required key '%s' (an object {\"value\": ..., \"source\": "

@@ -33,6 +33,11 @@ typedef struct av_gpu {
   /* Launch. */
   double launch_overhead_us;
   double cta_fixed_us;         /* per-CTA start/prologue/epilogue cost */
+  /* Optional (0 when a spec omits them; anvil profile measures both): from the last
+   * attention CTA's end to the merge's first CTA (the executor joins its streams with events,
+   * then launches the merge), and from the last CTA's end to the run's end event. */
+  double join_overhead_us;
+  double run_tail_us;
 } av_gpu_t;
 
 /* Effective HBM bandwidth the models use: measured when present, else 0.9 x datasheet. */

@@ -25,6 +25,7 @@ static const int32_t SLOTS[4] = {1, 2, 4, 8};
 static const double TIMES[4] = {2.0, 2.5, 3.5, 5.5};
 #define EMPTY_US 0.75
 #define SPEC_FIXED 3.0
+static double g_join, g_tail;  /* the spec's join_overhead_us and run_tail_us in a test */
 
 /* 4 SMs; HBM, L2 and the spec's rates out of the way so only measured figures bind. */
 static av_gpu_t test_gpu(void) {
@@ -39,6 +40,8 @@ static av_gpu_t test_gpu(void) {
   g.fp32_tflops = 1e9;
   g.launch_overhead_us = 2;
   g.cta_fixed_us = SPEC_FIXED;
+  g.join_overhead_us = g_join;
+  g.run_tail_us = g_tail;
   return g;
 }
 
@@ -214,9 +217,11 @@ START_TEST(test_profiler_batches) {
 END_TEST
 
 /* Simulates p on w with the profile at path; returns the result (caller frees) and, when
- * merge_cta_us is given, the duration of the (one) merge CTA. */
-static av_sim_result_t simulate(const char *path, const av_plan_t *p, const av_workload_t *w,
-                                double *merge_cta_us) {
+ * merge_cta_us is given, the duration of the (one) merge CTA; *gap (may be NULL) = the merge
+ * CTA's start minus the last attention CTA's end. */
+static av_sim_result_t simulate_gap(const char *path, const av_plan_t *p,
+                                    const av_workload_t *w, double *merge_cta_us, double *gap,
+                                    double *last_end) {
   av_gpu_t g = test_gpu();
   av_variant_t var[2];
   av_test_tile_variants(var, 76800);
@@ -231,15 +236,28 @@ static av_sim_result_t simulate(const char *path, const av_plan_t *p, const av_w
   memset(&tl, 0, sizeof tl);
   AV_CK_OK(av_sim_run(&cfg, p, w, &g, &vs, m, &res, &tl, &err), &err);
   int merges = 0;
-  for (int32_t i = 0; i < tl.n; i++)
-    if (tl.ev[i].item < 0) {
-      if (merge_cta_us) *merge_cta_us = tl.ev[i].end_us - tl.ev[i].start_us;
-      merges++;
+  double attn_end = 0, merge_start = 0, end = 0;
+  for (int32_t i = 0; i < tl.n; i++) {
+    end = fmax(end, tl.ev[i].end_us);
+    if (tl.ev[i].item >= 0) {
+      attn_end = fmax(attn_end, tl.ev[i].end_us);
+      continue;
     }
+    if (merge_cta_us) *merge_cta_us = tl.ev[i].end_us - tl.ev[i].start_us;
+    merge_start = tl.ev[i].start_us;
+    merges++;
+  }
   ck_assert_int_eq(merges, p->n_slots > 0 ? 1 : 0);
+  if (gap) *gap = merge_start - attn_end;
+  if (last_end) *last_end = end;
   av_timeline_free(&tl);
   av_costmodel_destroy(m);
   return res;
+}
+
+static av_sim_result_t simulate(const char *path, const av_plan_t *p, const av_workload_t *w,
+                                double *merge_cta_us) {
+  return simulate_gap(path, p, w, merge_cta_us, NULL, NULL);
 }
 
 START_TEST(test_engine_merge_and_empty) {
@@ -304,6 +322,46 @@ START_TEST(test_engine_merge_and_empty) {
 }
 END_TEST
 
+/* The dispatch figures of a calibrated spec: the merge starts join_overhead_us after the
+ * last attention CTA (its launch was issued long before), and the run ends run_tail_us after
+ * the last CTA; a spec without them (0) keeps the merge right behind the attention. */
+START_TEST(test_engine_join_and_tail) {
+  av_profile_t with = make_profile(1);
+  char path[1024];
+  snprintf(path, sizeof path, "%s", write_profile(&with, "join"));
+  av_error_t err;
+  av_error_clear(&err);
+  /* 4096 tokens per item: the attention launch outlasts the merge launch's issue time */
+  av_workload_t *w = av_profile_merge_workload(4, 4, 128, AV_DTYPE_FP16, &err);
+  ck_assert_ptr_nonnull(w);
+  w->nodes[0].kv_len_tokens = 4 * 4096;
+  av_plan_t *p = av_plan_create(w, "test");
+  int32_t l = av_plan_add_launch(p, 0, &TILE, 0);
+  for (int32_t j = 0; j < 4; j++) {
+    const int32_t q = 0;
+    av_segment_t sg = {0, j * 4096, (j + 1) * 4096};
+    ck_assert_int_ge(av_plan_add_item(p, l, &q, 1, &sg, 1, AV_OUT_PARTIAL, -1, -1), 0);
+  }
+  AV_CK_OK(av_plan_finalize(p, &err), &err);
+  double gap, last, cta;
+  g_join = 0, g_tail = 0;
+  av_sim_result_t r = simulate_gap(path, p, w, &cta, &gap, &last);
+  ck_assert_double_eq_tol(gap, 0, 1e-9);
+  ck_assert_double_eq_tol(r.makespan_us, last, 1e-9);
+  av_sim_result_free(&r);
+  g_join = 4.0, g_tail = 1.5;
+  r = simulate_gap(path, p, w, &cta, &gap, &last);
+  ck_assert_double_eq_tol(gap, 4.0, 1e-9);
+  ck_assert_double_eq_tol(r.makespan_us, last + 1.5, 1e-9);
+  ck_assert_double_eq_tol(cta, 3.5, 1e-9); /* T(4) of the profile, unchanged */
+  av_sim_result_free(&r);
+  g_join = 0, g_tail = 0;
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+  av_profile_free(&with);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("profile_merge");
   TCase *tc = tcase_create("core");
@@ -311,6 +369,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_bad_values);
   tcase_add_test(tc, test_profiler_batches);
   tcase_add_test(tc, test_engine_merge_and_empty);
+  tcase_add_test(tc, test_engine_join_and_tail);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -330,6 +330,8 @@ json_t *av_profile_details_json(const av_profile_t *p) {
   if (d) json_object_set_new(d, "empty_cta", json_pack("{s:f, s:f}", "per_wave_us",
                                                       p->empty_cta_us, "per_cta_us",
                                                       p->empty_slope_us));
+  if (d) json_object_set_new(d, "dispatch", json_pack("{s:f, s:f}", "join_overhead_us",
+                                                     p->join_us, "run_tail_us", p->tail_us));
   else json_decref(res);
   return d;
 }
@@ -369,6 +371,17 @@ json_t *av_profile_calibrate_spec(const json_t *spec, const av_profile_t *p, con
                p->device, by, date, p->lone_GBps, lat_ns);
       set_field(s, "bytes_in_flight_per_sm", round(p->lone_GBps * lat_ns), src);
     }
+  }
+  if (p->join_us > 0 || p->tail_us > 0) {
+    snprintf(src, sizeof src,
+             "measured on %.200s (%.300s, %.20s): merge-step traces, first merge CTA's start "
+             "minus the last attention CTA's end (mean)", p->device, by, date);
+    set_field(s, "join_overhead_us", round(p->join_us * 1000) / 1000, src);
+    snprintf(src, sizeof src,
+             "measured on %.200s (%.300s, %.20s): merge-step plans, timed median minus the "
+             "traced span minus launch_overhead_us (the engine's first issue)", p->device, by,
+             date);
+    set_field(s, "run_tail_us", round(p->tail_us * 1000) / 1000, src);
   }
   if (p->tensor_tflops > 0) {
     snprintf(src, sizeof src,

@@ -88,6 +88,8 @@ typedef struct av_profile {
   double empty_cta_us;                   /* a persistent CTA with no work: its time in one
                                             CTA slot (0: not measured) */
   double empty_slope_us;                 /* the measured time per added empty CTA */
+  double join_us;                        /* last attention CTA's end -> first merge CTA */
+  double tail_us;                        /* last CTA's end -> the run's end event */
 } av_profile_t;
 
 void av_profile_free(av_profile_t *p);

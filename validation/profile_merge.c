@@ -113,40 +113,82 @@ json_t *av_profile_merge_json(const av_profile_t *p) {
 
 /* --- measuring ---------------------------------------------------------------------- */
 
-/* Mean duration of the merge CTAs (item -1) over `runs` traced runs, L2 flushed first. */
+/* What the traces of one merge plan say, summed over runs. */
+typedef struct merge_obs {
+  double cta_us, join_us, span_us;
+  int ctas, runs;
+} merge_obs_t;
+
+/* One traced run's merge CTAs (item -1), the join (first merge start minus the last
+ * attention end) and the span (first start to last end). */
+static int merge_trace(const json_t *trace, merge_obs_t *m, av_error_t *err) {
+  const json_t *ctas = json_object_get(trace, "ctas");
+  double attn_end = 0, merge_start = INFINITY, lo = INFINITY, hi = 0;
+  int n = 0;
+  for (size_t i = 0; i < json_array_size(ctas); i++) {
+    const json_t *c = json_array_get(ctas, i);
+    const double s = json_number_value(json_object_get(c, "start_us"));
+    const double e = json_number_value(json_object_get(c, "end_us"));
+    lo = fmin(lo, s);
+    hi = fmax(hi, e);
+    if (json_integer_value(json_object_get(c, "item")) >= 0) {
+      attn_end = fmax(attn_end, e);
+      continue;
+    }
+    m->cta_us += e - s;
+    merge_start = fmin(merge_start, s);
+    n++;
+  }
+  if (n == 0)
+    return av_error_set(err, AV_ERR_INTERNAL, SRC, NULL, "merge: the trace has no merge CTA");
+  m->ctas += n;
+  m->join_us += fmax(merge_start - attn_end, 0);
+  m->span_us += hi - lo;
+  m->runs++;
+  return AV_OK;
+}
+
+/* `runs` traced runs of p, L2 flushed first. */
 static int merge_point(av_exec_batch_t *b, const av_gpu_t *g, const av_plan_t *p, int runs,
-                       double *mean_us, av_error_t *err) {
+                       merge_obs_t *m, av_error_t *err) {
   av_exec_opts_t o;
   av_exec_opts_default(&o);
   o.verify = 0;
   o.trace = 1;
   o.repeats = 0;
   o.warmup = 0;
-  double sum = 0;
-  int n = 0, rc = AV_OK;
+  int rc = AV_OK;
+  memset(m, 0, sizeof *m);
   for (int r = 0; r < runs && !rc; r++) {
     av_exec_result_t res;
     rc = av__profile_flush_l2(g, err);
     if (!rc) rc = av_exec_batch_run(b, p, &o, &res, err);
     if (rc) break;
-    const json_t *ctas = json_object_get(res.trace, "ctas");
-    for (size_t i = 0; i < json_array_size(ctas); i++) {
-      const json_t *c = json_array_get(ctas, i);
-      if (json_integer_value(json_object_get(c, "item")) >= 0) continue;
-      sum += json_number_value(json_object_get(c, "end_us")) -
-             json_number_value(json_object_get(c, "start_us"));
-      n++;
-    }
+    rc = merge_trace(res.trace, m, err);
     av_exec_result_free(&res);
   }
-  if (!rc && n == 0)
-    rc = av_error_set(err, AV_ERR_INTERNAL, SRC, NULL, "merge: the trace has no merge CTA");
-  if (!rc) *mean_us = sum / n;
   return rc;
 }
 
+/* The run's tail: timed median (events, L2 flushed between repeats) minus the mean traced
+ * span minus the engine's first issue (launch_us). */
+static int tail_point(av_exec_batch_t *b, const av_plan_t *p, const merge_obs_t *m,
+                      double launch_us, double *tail, av_error_t *err) {
+  av_exec_opts_t o;
+  av_exec_opts_default(&o);
+  o.verify = 0;
+  o.repeats = 10;
+  av_exec_result_t r;
+  int rc = av_exec_batch_run(b, p, &o, &r, err);
+  if (rc) return rc;
+  *tail = r.median_us - m->span_us / m->runs - launch_us;
+  av_exec_result_free(&r);
+  return AV_OK;
+}
+
 static int merge_curve(const av_gpu_t *g, const av_variants_t *vs, const av_profile_opts_t *o,
-                       int d, av_dtype_t dt, av_profile_merge_t *m, av_error_t *err) {
+                       int d, av_dtype_t dt, const av_profile_t *out, av_profile_merge_t *m,
+                       double *join_sum, double *tail_sum, int *points, av_error_t *err) {
   av_tile_t part, merge;
   if (av_variants_tiles(vs, AV_KERNEL_PARTIAL, d, dt, g->sm_arch, &part, 1) < 1 ||
       av_variants_tiles(vs, AV_KERNEL_MERGE, d, dt, g->sm_arch, &merge, 1) < 1)
@@ -161,8 +203,17 @@ static int merge_curve(const av_gpu_t *g, const av_variants_t *vs, const av_prof
     av_workload_t *w = av_profile_merge_workload(slots[i], m->rows, d, dt, err);
     av_plan_t *p = w ? av_profile_merge_plan(w, &part, err) : NULL;
     av_exec_batch_t *b = p ? av_exec_batch_create(w, 11, 1, err) : NULL;
-    rc = b ? merge_point(b, g, p, o->runs, &m->time_us[i], err)
+    merge_obs_t obs;
+    double tail = 0;
+    rc = b ? merge_point(b, g, p, o->runs, &obs, err)
            : (err && err->code ? err->code : AV_ERR_INTERNAL);
+    if (!rc) rc = tail_point(b, p, &obs, out->launch_us, &tail, err);
+    if (!rc) {
+      m->time_us[i] = obs.cta_us / obs.ctas;
+      *join_sum += obs.join_us / obs.runs;
+      *tail_sum += tail;
+      (*points)++;
+    }
     m->slots[i] = slots[i];
     if (!rc && o->verbose)
       fprintf(stderr, "profile: merge d%d %s: %d slots/row x %d rows: %.2f us\n", d,
@@ -222,7 +273,8 @@ static int measure_empty(const av_gpu_t *g, const av_variants_t *vs, int verbose
 
 int av_profile_measure_merge(const av_gpu_t *g, const av_variants_t *vs,
                              const av_profile_opts_t *o, av_profile_t *out, av_error_t *err) {
-  int rc = AV_OK;
+  int rc = AV_OK, points = 0;
+  double join = 0, tail = 0;
   out->n_merge = 0;
   for (int a = 0; a < o->n_head_dims && !rc; a++)
     for (int b = 0; b < o->n_dtypes && !rc; b++) {
@@ -230,9 +282,18 @@ int av_profile_measure_merge(const av_gpu_t *g, const av_variants_t *vs,
       if (out->n_merge == cap) break;
       av_profile_merge_t *m = &out->merge[out->n_merge];
       memset(m, 0, sizeof *m);
-      rc = merge_curve(g, vs, o, o->head_dims[a], (av_dtype_t)o->dtypes[b], m, err);
+      rc = merge_curve(g, vs, o, o->head_dims[a], (av_dtype_t)o->dtypes[b], out, m, &join,
+                       &tail, &points, err);
       if (!rc && m->n > 0) out->n_merge++;
     }
+  /* the join and the tail do not depend on the slots: means over every merge plan */
+  if (!rc && points > 0) {
+    out->join_us = join / points;
+    out->tail_us = fmax(tail / points, 0);
+    if (o->verbose)
+      fprintf(stderr, "profile: merge join %.2f us, run tail %.2f us (%d plans)\n",
+              out->join_us, out->tail_us, points);
+  }
   if (!rc) rc = measure_empty(g, vs, o->verbose, out, err);
   return rc;
 }
