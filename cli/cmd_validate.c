@@ -187,9 +187,10 @@ static int trace_pair(vctx_t *c, int bi, int si, const av_plan_t *p, av_exec_res
   return rc;
 }
 
-/* One (batch, scheduler): plan, check, simulate, run on the GPU. */
+/* One (batch, scheduler): plan, check, simulate, run on the GPU (unless an earlier scheduler
+ * of the batch made the same plan). The plan is kept in sp. */
 static int run_pair(vctx_t *c, int bi, int si, const av_costmodel_t *cost,
-                    av_exec_batch_t *xb, av_error_t *err) {
+                    av_exec_batch_t *xb, av_vseen_t *sp, av_error_t *err) {
   const av_exp_batch_t *b = &c->e->batches[bi];
   const av_exp_sched_t *s = &c->e->scheds[si];
   const av_gpu_t *g = &c->e->gpus[0];
@@ -210,8 +211,20 @@ static int run_pair(vctx_t *c, int bi, int si, const av_costmodel_t *cost,
   if (!rc) rc = av_scheduler_plan(s->ops, &s->params, &ctx, &plan, err);
   if (!rc) rc = av_plan_check(plan, b->w, err);
   if (!rc) rc = av_sim_run(&cfg, plan, b->w, g, c->vs, cost, &res, c->o->trace ? &tl : NULL, err);
-  if (!rc) rc = av_exec_batch_run(xb, plan, &xo, &m, err);
-  if (!rc) {
+  const int twin = rc ? -1 : av_vseen_find(sp, plan);
+  if (!rc && twin >= 0) {
+    /* rows may have moved (realloc): index, not pointer, into the report */
+    row->batch = bi;
+    row->sched = si;
+    row->floor_us = av_workload_floor_us(b->w, av_gpu_hbm_bw_GBps(g));
+    row->predicted_us = res.makespan_us;
+    av_vrow_share(row, &c->rep.rows[sp->row[twin]]);
+    snprintf(row->params, sizeof row->params, "%s", plan->params);
+    fprintf(stderr, "validate: %s x %s: the plan of %s, measured once\n", b->name, s->label,
+            c->e->scheds[c->rep.rows[sp->row[twin]].sched].label);
+  }
+  if (!rc && twin < 0) rc = av_exec_batch_run(xb, plan, &xo, &m, err);
+  if (!rc && twin < 0) {
     row->batch = bi;
     row->sched = si;
     row->floor_us = av_workload_floor_us(b->w, av_gpu_hbm_bw_GBps(g));
@@ -225,13 +238,16 @@ static int run_pair(vctx_t *c, int bi, int si, const av_costmodel_t *cost,
     row->ctas = m.ctas;
     snprintf(row->params, sizeof row->params, "%s", plan->params);
   }
-  if (!rc && c->o->trace) rc = trace_pair(c, bi, si, plan, &m, &tl, row, err);
+  if (!rc && twin < 0 && c->o->trace) rc = trace_pair(c, bi, si, plan, &m, &tl, row, err);
   if (rc && err->code && !err->path[0])
     snprintf(err->path, sizeof err->path, "%.100s x %.60s", b->name, s->label);
   av_timeline_free(&tl);
   av_exec_result_free(&m);
   av_sim_result_free(&res);
-  av_plan_destroy(plan);
+  if (!rc && twin < 0)
+    av_vseen_keep(sp, plan, (int)(row - c->rep.rows));
+  else
+    av_plan_destroy(plan);
   return rc;
 }
 
@@ -248,7 +264,10 @@ static int run_all(vctx_t *c, av_error_t *err) {
     av_costmodel_t *cost = av_costmodel_create(c->e->cost_ops, &c->e->cost_params, &env, err);
     av_exec_batch_t *xb = cost ? av_exec_batch_create(b->w, 1 + (uint64_t)bi, 8, err) : NULL;
     if (!xb) rc = err->code ? err->code : AV_ERR_INTERNAL;
-    for (int si = 0; si < c->e->n_scheds && !rc; si++) rc = run_pair(c, bi, si, cost, xb, err);
+    av_vseen_t sp = {0};
+    if (!rc) rc = av_vseen_init(&sp, c->e->n_scheds, err);
+    for (int si = 0; si < c->e->n_scheds && !rc; si++) rc = run_pair(c, bi, si, cost, xb, &sp, err);
+    av_vseen_free(&sp);
     fprintf(stderr, "validate: %s done (%d of %d)\n", b->name, bi + 1, c->e->n_batches);
     av_exec_batch_destroy(xb);
     av_costmodel_destroy(cost);

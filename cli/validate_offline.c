@@ -118,7 +118,8 @@ static int auto_measured(const octx_t *c, int bi, const char *chose, const json_
                       "auto now picks '%s', which the experiment did not measure", chose);
 }
 
-static int pair(octx_t *c, int bi, int si, const av_costmodel_t *cost, av_error_t *err) {
+static int pair(octx_t *c, int bi, int si, const av_costmodel_t *cost, av_vseen_t *sp,
+                av_error_t *err) {
   const av_exp_batch_t *b = &c->e->batches[bi];
   const av_exp_sched_t *s = &c->e->scheds[si];
   av_sched_ctx_t ctx = {.workload = b->w, .gpu = &c->e->gpus[0], .variants = c->vs,
@@ -150,7 +151,16 @@ static int pair(octx_t *c, int bi, int si, const av_costmodel_t *cost, av_error_
               s->label, plan->params, jstr(row, "params"));
     }
   }
-  if (!rc) {
+  const int twin = rc ? -1 : av_vseen_find(sp, plan);
+  if (!rc && twin >= 0) {
+    /* the same plan as an earlier row's: its measurement, as validate on the GPU does */
+    x->batch = bi;
+    x->sched = si;
+    x->floor_us = jnum(row, "floor_us");
+    x->predicted_us = res.makespan_us;
+    av_vrow_share(x, &c->rep.rows[sp->row[twin]]);
+    snprintf(x->params, sizeof x->params, "%s", plan->params);
+  } else if (!rc) {
     x->batch = bi;
     x->sched = si;
     x->floor_us = jnum(row, "floor_us");
@@ -168,7 +178,10 @@ static int pair(octx_t *c, int bi, int si, const av_costmodel_t *cost, av_error_
   if (rc && err->code && !err->path[0])
     snprintf(err->path, sizeof err->path, "%.100s x %.60s", b->name, s->label);
   av_sim_result_free(&res);
-  av_plan_destroy(plan);
+  if (!rc && twin < 0)
+    av_vseen_keep(sp, plan, (int)(x - c->rep.rows));
+  else
+    av_plan_destroy(plan);
   return rc;
 }
 
@@ -179,7 +192,10 @@ static int run_all(octx_t *c, av_error_t *err) {
     av_cost_env_t env = {.gpu = &c->e->gpus[0], .heads = &b->w->heads, .variants = c->vs};
     av_costmodel_t *cost = av_costmodel_create(c->e->cost_ops, &c->e->cost_params, &env, err);
     if (!cost) rc = err->code ? err->code : AV_ERR_INTERNAL;
-    for (int si = 0; si < c->e->n_scheds && !rc; si++) rc = pair(c, bi, si, cost, err);
+    av_vseen_t sp = {0};
+    if (!rc) rc = av_vseen_init(&sp, c->e->n_scheds, err);
+    for (int si = 0; si < c->e->n_scheds && !rc; si++) rc = pair(c, bi, si, cost, &sp, err);
+    av_vseen_free(&sp);
     av_costmodel_destroy(cost);
   }
   return rc;

@@ -24,6 +24,7 @@ av_vrow_t *av_vreport_add(av_vreport_t *r) {
   av_vrow_t *x = &r->rows[r->n++];
   memset(x, 0, sizeof *x);
   x->replayed_us = NAN;
+  x->same_as = -1;
   return x;
 }
 
@@ -87,6 +88,50 @@ static int make_pairs(const av_vreport_t *r, int sched, int kind, av_cmp_pair_t 
   return n;
 }
 
+int av_vseen_init(av_vseen_t *s, int cap, av_error_t *err) {
+  s->plan = calloc((size_t)cap + 1, sizeof *s->plan);
+  s->row = calloc((size_t)cap + 1, sizeof *s->row);
+  s->n = 0;
+  s->cap = cap;
+  if (s->plan && s->row) return AV_OK;
+  av_vseen_free(s);
+  return av_error_set(err, AV_ERR_NOMEM, "validate", NULL, "out of memory");
+}
+
+void av_vseen_free(av_vseen_t *s) {
+  for (int i = 0; s->plan && i < s->n; i++) av_plan_destroy(s->plan[i]);
+  free(s->plan);
+  free(s->row);
+  memset(s, 0, sizeof *s);
+}
+
+int av_vseen_find(const av_vseen_t *s, const av_plan_t *p) {
+  for (int i = 0; i < s->n; i++)
+    if (av_plan_same_work(s->plan[i], p)) return i;
+  return -1;
+}
+
+void av_vseen_keep(av_vseen_t *s, av_plan_t *p, int row) {
+  if (s->n >= s->cap) {
+    av_plan_destroy(p);
+    return;
+  }
+  s->plan[s->n] = p;
+  s->row[s->n++] = row;
+}
+
+void av_vrow_share(av_vrow_t *row, const av_vrow_t *from) {
+  row->measured_us = from->measured_us;
+  row->min_us = from->min_us;
+  row->max_us = from->max_us;
+  row->replayed_us = from->replayed_us;
+  row->max_rel_err = from->max_rel_err;
+  row->unwritten = from->unwritten;
+  row->deterministic = from->deterministic;
+  row->ctas = from->ctas;
+  row->same_as = from->same_as >= 0 ? from->same_as : from->sched;
+}
+
 static json_t *row_json(const av_vreport_t *r, const av_vrow_t *x) {
   const av_experiment_t *e = r->e;
   const av_heads_t *h = &e->batches[x->batch].w->heads;
@@ -99,6 +144,10 @@ static json_t *row_json(const av_vreport_t *r, const av_vrow_t *x) {
       num(av_cmp_ape(x->predicted_us, x->measured_us)), "replayed_us", num(x->replayed_us),
       "max_rel_err", x->max_rel_err, "unwritten", (json_int_t)x->unwritten, "deterministic",
       x->deterministic, "ctas", x->ctas);
+  /* identical plans are timed once: the GPU's run-to-run spread between two timings of one
+   * plan is not a difference between schedulers */
+  if (j && x->same_as >= 0)
+    json_object_set_new(j, "same_plan_as", json_string(e->scheds[x->same_as].label));
   return j;
 }
 

@@ -10,6 +10,7 @@
 
 #include "cli/experiment.h"
 #include "sim/error.h"
+#include "sim/plan.h"
 
 typedef struct av_vrow {
   int batch, sched;
@@ -23,6 +24,8 @@ typedef struct av_vrow {
   int deterministic;
   int32_t ctas;
   char params[256];
+  int same_as;                  /* scheduler index of an earlier row of the batch with the
+                                   identical plan, whose measurement this row shares; -1 */
 } av_vrow_t;
 
 typedef struct av_vreport {
@@ -36,6 +39,24 @@ typedef struct av_vreport {
 } av_vreport_t;
 
 av_vrow_t *av_vreport_add(av_vreport_t *r);
+
+/* One batch's distinct plans so far and the report row that measured each: a scheduler whose
+ * plan is structurally equal to an earlier one's shares that measurement (online: it is not
+ * timed again; offline: the recorded row of the first is used), so the GPU's run-to-run
+ * spread between two timings of one plan never reads as a difference between schedulers. */
+typedef struct av_vseen {
+  av_plan_t **plan;
+  int *row;
+  int n, cap;
+} av_vseen_t;
+int av_vseen_init(av_vseen_t *s, int cap, av_error_t *err);
+void av_vseen_free(av_vseen_t *s);   /* destroys the kept plans */
+/* Index (into s) of a kept plan equal to p, or -1. */
+int av_vseen_find(const av_vseen_t *s, const av_plan_t *p);
+/* Keeps p (s takes ownership) measured by report row `row`; at most cap plans. */
+void av_vseen_keep(av_vseen_t *s, av_plan_t *p, int row);
+/* Copies the measurement of `from` into `row` and marks it as from's plan. */
+void av_vrow_share(av_vrow_t *row, const av_vrow_t *from);
 void av_vreport_free(av_vreport_t *r);
 
 /* Writes DIR/validation.json and DIR/validation.csv (creating DIR). */

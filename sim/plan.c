@@ -209,8 +209,12 @@ static int same_i32(const int32_t *a, const int32_t *b, size_t n) {
 /* Field by field (structs may hold padding). The workload name and whether the merge order
  * was explicit are bookkeeping, not structure, and are not compared. */
 int av_plan_equal(const av_plan_t *a, const av_plan_t *b) {
-  if (strcmp(a->scheduler, b->scheduler) || strcmp(a->params, b->params) ||
-      a->workload_hash != b->workload_hash || a->heads.hq != b->heads.hq ||
+  return !strcmp(a->scheduler, b->scheduler) && !strcmp(a->params, b->params) &&
+         av_plan_same_work(a, b);
+}
+
+int av_plan_same_work(const av_plan_t *a, const av_plan_t *b) {
+  if (a->workload_hash != b->workload_hash || a->heads.hq != b->heads.hq ||
       a->heads.hkv != b->heads.hkv || a->heads.head_dim != b->heads.head_dim ||
       a->heads.dtype != b->heads.dtype || a->n_requests != b->n_requests ||
       a->n_nodes != b->n_nodes || a->n_launches != b->n_launches ||

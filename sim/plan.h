@@ -88,6 +88,9 @@ int av_plan_set_merge(av_plan_t *p, const int32_t *offsets, const int32_t *slots
                       av_error_t *err);
 /* Structural equality (planning twice must give identical plans). */
 int av_plan_equal(const av_plan_t *a, const av_plan_t *b);
+/* The same launches, items, segments and merge lists, whatever scheduler and parameters made
+ * them (two schedulers that agree on a batch run the same kernels). */
+int av_plan_same_work(const av_plan_t *a, const av_plan_t *b);
 
 /* JSON: the plan plus the explicit form of its workload, so `anvil check PLAN.json` is
  * self-contained. Caller owns the returned objects. */

@@ -173,8 +173,15 @@ START_TEST(test_stats_and_equal) {
   av_plan_t *a = plan_qc(w, 3, 0), *b = plan_qc(w, 3, 0), *c = plan_qc(w, 1, 0);
   ck_assert(av_plan_equal(a, b));
   ck_assert(!av_plan_equal(a, c));
+  /* another scheduler's name and parameters on the same work: not equal, but the same work
+   * (validate then times it once) */
+  snprintf(b->scheduler, sizeof b->scheduler, "auto");
+  ck_assert(!av_plan_equal(a, b));
+  ck_assert(av_plan_same_work(a, b));
+  ck_assert(!av_plan_same_work(a, c));
   b->segments[2].end--;
   ck_assert(!av_plan_equal(a, b));
+  ck_assert(!av_plan_same_work(a, b));
   av_plan_stats_t s;
   av_plan_stats(a, &s);
   ck_assert_int_eq(s.items, 12);

@@ -59,7 +59,7 @@ for v in d.get("variants",[]): print(v["kind"],v["m"],v["n"],v["warps"],"slowdow
 esac
 done
 # the device returns a handful of files: everything in one archive besides the log
-[ "$STEP" = all ] && (cd $OUT && tar czf results.tgz --ignore-failed-read pat random pat_uncal traces.tgz \
+[ "$STEP" != profile ] && (cd $OUT && tar czf results.tgz --ignore-failed-read pat random pat_uncal traces.tgz \
   validate_random.json H200-SXM.json H200-SXM.spec.json H200-SXM.details.json table2.txt \
   coresidency.log profile_progress.log progress.log 2>/dev/null; \
   rm -rf pat random pat_uncal traces.tgz validate_random.json H200-SXM.*json table2.txt coresidency.log)
