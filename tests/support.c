@@ -8,6 +8,10 @@
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <dirent.h>
+
+#include "costmodels/costmodel.h"
+#include "sim/params.h"
 
 av_heads_t av_test_heads(void) {
   av_heads_t h = {.hq = 32, .hkv = 8, .head_dim = 128, .dtype = AV_DTYPE_FP16};
@@ -112,4 +116,53 @@ int av_test_spawn(const char *cwd, char *const argv[], const char *out_path,
   int st;
   if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st)) return -1;
   return WEXITSTATUS(st);
+}
+
+av_costmodel_t *av_test_profile_model(const char *path, const av_gpu_t *g, const av_heads_t *h,
+                                      const av_variants_t *vs, av_error_t *err) {
+  const av_costmodel_ops_t *ops = av_costmodel_find("profile");
+  ck_assert_ptr_nonnull(ops);
+  av_params_t p;
+  AV_CK_OK(av_params_init(&p, ops->params, err), err);
+  char set[1200];
+  snprintf(set, sizeof set, "path=%s", path);
+  AV_CK_OK(av_params_set_text(&p, set, "test", err), err);
+  av_cost_env_t env = {.gpu = g, .heads = h, .variants = vs};
+  return av_costmodel_create(ops, &p, &env, err);
+}
+
+int av_test_bad_profiles(const char *rel, const av_gpu_t *g, const av_heads_t *h) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/%s", AV_TEST_DIR, rel);
+  DIR *d = opendir(dir);
+  ck_assert_msg(d != NULL, "cannot open %s", dir);
+  int cases = 0;
+  struct dirent *ent;
+  while ((ent = readdir(d))) {
+    if (ent->d_name[0] == '.') continue;
+    char input[1400], expect_path[1400];
+    snprintf(input, sizeof input, "%s/%s/input.json", dir, ent->d_name);
+    snprintf(expect_path, sizeof expect_path, "%s/%s/expected_error", dir, ent->d_name);
+    char *expect = av_test_read_file(expect_path);
+    ck_assert_msg(expect != NULL, "case %s has no expected_error", ent->d_name);
+    char *nl = strchr(expect, '\n');
+    ck_assert_msg(nl != NULL, "case %s: expected_error needs 2 lines", ent->d_name);
+    *nl = '\0';
+    char *msg = nl + 1;
+    msg[strcspn(msg, "\n")] = '\0';
+    av_error_t err;
+    av_error_clear(&err);
+    av_costmodel_t *m = av_test_profile_model(input, g, h, NULL, &err);
+    ck_assert_msg(m == NULL, "case %s was accepted", ent->d_name);
+    ck_assert_msg(strstr(err.source, "input.json") != NULL, "case %s: source '%s'", ent->d_name,
+                  err.source);
+    ck_assert_msg(strcmp(err.path, expect) == 0, "case %s: path '%s', expected '%s'",
+                  ent->d_name, err.path, expect);
+    ck_assert_msg(strstr(err.message, msg) != NULL, "case %s: message '%s' lacks '%s'",
+                  ent->d_name, err.message, msg);
+    free(expect);
+    cases++;
+  }
+  closedir(d);
+  return cases;
 }

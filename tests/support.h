@@ -9,6 +9,8 @@
 #include "sim/variants.h"
 #include "sim/workload.h"
 
+typedef struct av_costmodel av_costmodel_t;
+
 /* Fails the test with the formatted error when rc != AV_OK. */
 #define AV_CK_OK(rc, errp)                                                   \
   do {                                                                       \
@@ -37,6 +39,15 @@ av_variants_t *av_test_variants(const av_gpu_t *g, const av_heads_t *h);
 int av_test_run(Suite *s, int nofork);
 /* Reads a whole file (caller frees); NULL when it cannot. */
 char *av_test_read_file(const char *path);
+
+/* The `profile` cost model on g / h (variants may be NULL) reading the profile file at path;
+ * NULL with err set when the model refuses it. */
+av_costmodel_t *av_test_profile_model(const char *path, const av_gpu_t *g, const av_heads_t *h,
+                                      const av_variants_t *vs, av_error_t *err);
+/* Every case directory under AV_TEST_DIR/rel: its input.json must be refused by the profile
+ * cost model with the key path on expected_error's first line and its second line inside the
+ * message, the file named as the source. Returns the number of cases. */
+int av_test_bad_profiles(const char *rel, const av_gpu_t *g, const av_heads_t *h);
 /* Runs argv[0] (a path) with argv in directory `cwd` (NULL = current), stdout and stderr
  * redirected to the given files (NULL = /dev/null). Returns the exit status, or -1 when
  * the program could not be run or died from a signal. For tests of the `anvil` binary. */

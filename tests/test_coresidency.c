@@ -4,7 +4,6 @@
  * slowdown formula, and the engine: k identical CTAs per SM stream curve(k) times slower
  * than one alone, and a profile without the key changes nothing. */
 #include <check.h>
-#include <dirent.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -91,19 +90,6 @@ static const char *write_profile(const av_profile_t *p, const char *name) {
 }
 
 /* The profile cost model on gpu/heads from `path`; NULL with err set when rejected. */
-static av_costmodel_t *load_model(const char *path, const av_gpu_t *g, const av_heads_t *h,
-                                  const av_variants_t *vs, av_error_t *err) {
-  const av_costmodel_ops_t *ops = av_costmodel_find("profile");
-  ck_assert_ptr_nonnull(ops);
-  av_params_t p;
-  AV_CK_OK(av_params_init(&p, ops->params, err), err);
-  char set[1200];
-  snprintf(set, sizeof set, "path=%s", path);
-  AV_CK_OK(av_params_set_text(&p, set, "test", err), err);
-  av_cost_env_t env = {.gpu = g, .heads = h, .variants = vs};
-  return av_costmodel_create(ops, &p, &env, err);
-}
-
 static double slowdown_at(const av_costmodel_t *m, av_tile_t tile, int k) {
   av_cost_query_t q = {.n_q = 1, .rows = 1, .kv_tokens = 2048, .tile = tile,
                        .output = AV_OUT_PARTIAL, .coresident = k};
@@ -120,7 +106,7 @@ START_TEST(test_round_trip) {
   av_heads_t h = av_test_heads();
   av_error_t err;
   av_error_clear(&err);
-  av_costmodel_t *m = load_model(path, &g, &h, NULL, &err);
+  av_costmodel_t *m = av_test_profile_model(path, &g, &h, NULL, &err);
   ck_assert_msg(m != NULL, "%s", err.message);
   for (int k = 1; k <= 3; k++) ck_assert_double_eq_tol(slowdown_at(m, TILE, k), curve[k - 1], 1e-9);
   /* beyond the measured occupancy: the last slope continues (1.5 + 0.3) */
@@ -144,7 +130,7 @@ START_TEST(test_round_trip) {
 
   /* a profile without the key (the committed one) loads and gives no figure */
   av_profile_t old = make_profile(NULL, 0);
-  m = load_model(write_profile(&old, "old"), &g, &h, NULL, &err);
+  m = av_test_profile_model(write_profile(&old, "old"), &g, &h, NULL, &err);
   ck_assert_msg(m != NULL, "%s", err.message);
   ck_assert_double_eq(slowdown_at(m, TILE, 2), 0);
   av_costmodel_destroy(m);
@@ -156,41 +142,9 @@ END_TEST
 /* Every directory under tests/data/coresidency/bad: input.json must be rejected with the key
  * path on expected_error's first line and its second line inside the message. */
 START_TEST(test_bad_values) {
-  char dir[1024];
-  snprintf(dir, sizeof dir, "%s/data/coresidency/bad", AV_TEST_DIR);
-  DIR *d = opendir(dir);
-  ck_assert_msg(d != NULL, "cannot open %s", dir);
   av_gpu_t g = test_gpu();
   av_heads_t h = av_test_heads();
-  int cases = 0;
-  struct dirent *ent;
-  while ((ent = readdir(d))) {
-    if (ent->d_name[0] == '.') continue;
-    char input[1400], expect_path[1400];
-    snprintf(input, sizeof input, "%s/%s/input.json", dir, ent->d_name);
-    snprintf(expect_path, sizeof expect_path, "%s/%s/expected_error", dir, ent->d_name);
-    char *expect = av_test_read_file(expect_path);
-    ck_assert_msg(expect != NULL, "case %s has no expected_error", ent->d_name);
-    char *nl = strchr(expect, '\n');
-    ck_assert_msg(nl != NULL, "case %s: expected_error needs 2 lines", ent->d_name);
-    *nl = '\0';
-    char *msg = nl + 1;
-    msg[strcspn(msg, "\n")] = '\0';
-    av_error_t err;
-    av_error_clear(&err);
-    av_costmodel_t *m = load_model(input, &g, &h, NULL, &err);
-    ck_assert_msg(m == NULL, "case %s was accepted", ent->d_name);
-    ck_assert_msg(strstr(err.source, "input.json") != NULL, "case %s: source '%s'", ent->d_name,
-                  err.source);
-    ck_assert_msg(strcmp(err.path, expect) == 0, "case %s: path '%s', expected '%s'",
-                  ent->d_name, err.path, expect);
-    ck_assert_msg(strstr(err.message, msg) != NULL, "case %s: message '%s' lacks '%s'",
-                  ent->d_name, err.message, msg);
-    free(expect);
-    cases++;
-  }
-  closedir(d);
-  ck_assert_int_ge(cases, 8);
+  ck_assert_int_ge(av_test_bad_profiles("data/coresidency/bad", &g, &h), 8);
 }
 END_TEST
 
@@ -265,7 +219,7 @@ static void engine_grid(const char *path, int k, double *dur) {
     ck_assert_int_ge(av_plan_add_item(p, l, &r, 1, &sg, 1, AV_OUT_FINAL, -1, -1), 0);
   }
   AV_CK_OK(av_plan_finalize(p, &err), &err);
-  av_costmodel_t *m = load_model(path, &g, &w->heads, &vs, &err);
+  av_costmodel_t *m = av_test_profile_model(path, &g, &w->heads, &vs, &err);
   ck_assert_msg(m != NULL, "%s", err.message);
   av_sim_config_t cfg = {.model = AV_SIM_ENGINE, .record_timeline = 1};
   av_sim_result_t res;

@@ -5,7 +5,6 @@
  * longest slot list, an empty persistent CTA holds its slot for the measured time, and a
  * profile without the key leaves the spec's figures in charge. */
 #include <check.h>
-#include <dirent.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -93,19 +92,6 @@ static const char *write_profile(const av_profile_t *p, const char *name) {
   return path;
 }
 
-static av_costmodel_t *load_model(const char *path, const av_gpu_t *g, const av_heads_t *h,
-                                  const av_variants_t *vs, av_error_t *err) {
-  const av_costmodel_ops_t *ops = av_costmodel_find("profile");
-  ck_assert_ptr_nonnull(ops);
-  av_params_t p;
-  AV_CK_OK(av_params_init(&p, ops->params, err), err);
-  char set[1200];
-  snprintf(set, sizeof set, "path=%s", path);
-  AV_CK_OK(av_params_set_text(&p, set, "test", err), err);
-  av_cost_env_t env = {.gpu = g, .heads = h, .variants = vs};
-  return av_costmodel_create(ops, &p, &env, err);
-}
-
 static double merge_time(const av_costmodel_t *m, int slots) {
   av_cost_query_t q = {.n_q = slots, .rows = 4};
   q.tile.kind = AV_KERNEL_MERGE;
@@ -131,14 +117,14 @@ START_TEST(test_round_trip) {
   h.dtype = AV_DTYPE_FP16;
   av_error_t err;
   av_error_clear(&err);
-  av_costmodel_t *m = load_model(write_profile(&p, "rt"), &g, &h, NULL, &err);
+  av_costmodel_t *m = av_test_profile_model(write_profile(&p, "rt"), &g, &h, NULL, &err);
   ck_assert_msg(m != NULL, "%s", err.message);
   for (int i = 0; i < 4; i++) ck_assert_double_eq_tol(merge_time(m, SLOTS[i]), TIMES[i], 1e-9);
   ck_assert_double_eq_tol(merge_time(m, 3), 3.0, 1e-9);          /* between 2 and 4 */
   ck_assert_double_eq_tol(merge_time(m, 16), 5.5 + 8 * 0.5, 1e-9); /* last slope on */
   ck_assert_double_eq_tol(empty_time(m), EMPTY_US, 1e-9);
   av_costmodel_destroy(m);
-  m = load_model(write_profile(&old, "old"), &g, &h, NULL, &err);
+  m = av_test_profile_model(write_profile(&old, "old"), &g, &h, NULL, &err);
   ck_assert_msg(m != NULL, "%s", err.message);
   ck_assert_double_eq(merge_time(m, 4), 0);
   ck_assert_double_eq(empty_time(m), 0);
@@ -149,41 +135,9 @@ START_TEST(test_round_trip) {
 END_TEST
 
 START_TEST(test_bad_values) {
-  char dir[1024];
-  snprintf(dir, sizeof dir, "%s/data/profile_merge/bad", AV_TEST_DIR);
-  DIR *d = opendir(dir);
-  ck_assert_msg(d != NULL, "cannot open %s", dir);
   av_gpu_t g = test_gpu();
   av_heads_t h = av_test_heads();
-  int cases = 0;
-  struct dirent *ent;
-  while ((ent = readdir(d))) {
-    if (ent->d_name[0] == '.') continue;
-    char input[1400], expect_path[1400];
-    snprintf(input, sizeof input, "%s/%s/input.json", dir, ent->d_name);
-    snprintf(expect_path, sizeof expect_path, "%s/%s/expected_error", dir, ent->d_name);
-    char *expect = av_test_read_file(expect_path);
-    ck_assert_msg(expect != NULL, "case %s has no expected_error", ent->d_name);
-    char *nl = strchr(expect, '\n');
-    ck_assert_msg(nl != NULL, "case %s: expected_error needs 2 lines", ent->d_name);
-    *nl = '\0';
-    char *msg = nl + 1;
-    msg[strcspn(msg, "\n")] = '\0';
-    av_error_t err;
-    av_error_clear(&err);
-    av_costmodel_t *m = load_model(input, &g, &h, NULL, &err);
-    ck_assert_msg(m == NULL, "case %s was accepted", ent->d_name);
-    ck_assert_msg(strstr(err.source, "input.json") != NULL, "case %s: source '%s'", ent->d_name,
-                  err.source);
-    ck_assert_msg(strcmp(err.path, expect) == 0, "case %s: path '%s', expected '%s'",
-                  ent->d_name, err.path, expect);
-    ck_assert_msg(strstr(err.message, msg) != NULL, "case %s: message '%s' lacks '%s'",
-                  ent->d_name, err.message, msg);
-    free(expect);
-    cases++;
-  }
-  closedir(d);
-  ck_assert_int_ge(cases, 8);
+  ck_assert_int_ge(av_test_bad_profiles("data/profile_merge/bad", &g, &h), 8);
 }
 END_TEST
 
@@ -228,7 +182,7 @@ static av_sim_result_t simulate_gap(const char *path, const av_plan_t *p,
   av_variants_t vs = {2, var};
   av_error_t err;
   av_error_clear(&err);
-  av_costmodel_t *m = load_model(path, &g, &w->heads, &vs, &err);
+  av_costmodel_t *m = av_test_profile_model(path, &g, &w->heads, &vs, &err);
   ck_assert_msg(m != NULL, "%s", err.message);
   av_sim_config_t cfg = {.model = AV_SIM_ENGINE, .record_timeline = 1};
   av_sim_result_t res;
