@@ -32,7 +32,6 @@ if [[ $S == *speed* ]]; then
     -o $OUT/speed.json --csv $OUT/speed.csv > $L/speed.log 2>&1; echo "speed rc=$?" | tee -a $L/run.log
   tail -3 $L/speed.log
   python3 results/h200/trace_summary.py $L/traces > $OUT/trace_summary.csv
-  tar czf $OUT/traces_sel.tgz -C $L/traces $(cd $L/traces && ls | grep -E '^(prefix16k|pat-3__)')
   rm -rf $L/traces
 fi
 if [[ $S == *sdpa* ]]; then
