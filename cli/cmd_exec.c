@@ -20,7 +20,7 @@
 #include "validation/executor.h"
 
 enum { OPT_PLAN = 256, OPT_CSV, OPT_TRACE, OPT_REPEATS, OPT_WARMUP, OPT_NOVERIFY, OPT_ALL,
-       OPT_CHECKREQ, OPT_COPYBW, OPT_ONLY };
+       OPT_CHECKREQ, OPT_COPYBW, OPT_ONLY, OPT_FLUSH };
 
 static const av_cli_opt_t k_opts[] = {
     {"plan", OPT_PLAN, "PLAN.json", "run one saved plan instead of an experiment"},
@@ -34,6 +34,8 @@ static const av_cli_opt_t k_opts[] = {
     {"check-requests", OPT_CHECKREQ, "N", "requests compared with fp64 per batch (default 8)"},
     {"copy-bw", OPT_COPYBW, NULL, "measure device copy bandwidth and report time vs the floor"},
     {"only", OPT_ONLY, "NAME", "run only batches whose name contains NAME"},
+    {"l2-flush", OPT_FLUSH, "MODE",
+     "how L2 is evicted before each run: read (default), write, none"},
     {"gpu-spec", 'g', "NAME", "GPU spec of this device when it is not recognised"},
     {"help", 'h', NULL, "show this help"},
     {NULL, 0, NULL, NULL}};
@@ -89,6 +91,11 @@ static int parse_args(int argc, char **argv, exec_opts_t *o, int *help, av_error
       case OPT_ALL: o->all = 1; break;
       case OPT_COPYBW: o->copy_bw = 1; break;
       case OPT_ONLY: o->only = v; break;
+      case OPT_FLUSH:
+        if (av_exec_flush_parse(v, &o->eo.flush_l2) != 0)
+          return av_error_set(err, AV_ERR_USAGE, "exec", "--l2-flush",
+                              "'%s' is not a flush mode; expected write, read or none", v);
+        break;
       case 'g': o->gpu_spec = v; break;
       case 'h': *help = 1; return AV_OK;
       default: break;
@@ -109,8 +116,13 @@ static int row_pass(const exec_row_t *row, const av_exec_opts_t *eo) {
          row->r.deterministic;
 }
 
-static int write_trace(const char *dir, const exec_row_t *row, av_error_t *err) {
+/* The replay format (sim/replay.h) names the GPU spec the trace is replayed with: the spec
+ * picked for this device, so `anvil replay --plan P --trace T` takes the file as written. */
+static int write_trace(const exec_opts_t *o, const exec_row_t *row, av_error_t *err) {
   if (!row->r.trace) return AV_OK;
+  const char *dir = o->trace_dir;
+  if (json_object_set_new(row->r.trace, "gpu", json_string(o->spec)))
+    return av_error_set(err, AV_ERR_NOMEM, "exec", NULL, "out of memory");
   char path[1024];
   snprintf(path, sizeof path, "%s/%s__%d-%d__%s__%s.json", dir, row->batch, row->heads.hq,
            row->heads.hkv, av_dtype_name(row->heads.dtype), row->sched);
@@ -230,7 +242,7 @@ static int exec_batch(const av_experiment_t *e, int bi, const exec_opts_t *o,
       if (rrc == AV_OK) {
         row->pass = row_pass(row, &o->eo);
         print_row(row, o->copy_GBps);
-        if (o->trace_dir) rc = write_trace(o->trace_dir, row, err);
+        if (o->trace_dir) rc = write_trace(o, row, err);
         av_exec_result_free(&row->r);
       } else if (rrc == AV_ERR_CUDA || rrc == AV_ERR_NOMEM || rrc == AV_ERR_INTERNAL) {
         rc = rrc; /* the device or the process is in trouble: stop */
@@ -273,7 +285,7 @@ static int exec_plan_file(const exec_opts_t *o, exec_row_t **rows, int *n, av_er
       row->pass = row_pass(row, &o->eo);
       *n = 1;
       print_row(row, o->copy_GBps);
-      if (o->trace_dir) rc = write_trace(o->trace_dir, row, err);
+      if (o->trace_dir) rc = write_trace(o, row, err);
     }
   }
   av_plan_destroy(p);

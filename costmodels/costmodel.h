@@ -21,6 +21,8 @@ typedef struct av_cost_query {
   av_output_t output;     /* PARTIAL adds the partial-state write (and its later merge read) */
   int32_t coresident;     /* memory-active CTAs on the item's SM, itself included, for the
                              slowdown below (0 = not asked) */
+  double cold_frac;       /* merge queries: the fraction of the partial states that has left
+                             L2 before the merge reads them (0 = all still in L2) */
 } av_cost_query_t;
 
 typedef struct av_item_cost {

@@ -344,7 +344,8 @@ static void merge_estimate(const profile_state_t *s, const av_heads_t *h,
     return;
   }
   const double d = h->head_dim, rows = q->rows > 0 ? q->rows : 1;
-  out->time_us = av__merge_time(&s->merge, h->head_dim, h->dtype, (double)q->n_q);
+  out->time_us =
+      av__merge_time(&s->merge, h->head_dim, h->dtype, (double)q->n_q, q->cold_frac);
   out->hbm_bytes = rows * ((double)q->n_q * (d + 1) * 4 + d * av_dtype_bytes(h->dtype));
 }
 

@@ -11,11 +11,15 @@
 
 static const char *const merge_keys[] = {"rows_per_cta", "empty_cta_us", "notes", "curves",
                                          NULL};
-static const char *const curve_keys[] = {"head_dim", "dtype", "slots", "time_us", NULL};
+static const char *const curve_keys[] = {"head_dim", "dtype", "slots", "time_us",
+                                         "time_cold_us", NULL};
 
 void av__merge_free(av__merge_t *m) {
   if (!m) return;
-  for (int i = 0; i < m->n; i++) gsl_interp_free(m->c[i].interp);
+  for (int i = 0; i < m->n; i++) {
+    gsl_interp_free(m->c[i].interp);
+    gsl_interp_free(m->c[i].interp_cold);
+  }
   free(m->c);
   memset(m, 0, sizeof *m);
 }
@@ -66,9 +70,17 @@ static int read_curve(const av_jctx_t *c, const json_t *obj, const char *path,
   if (rc) return rc;
   t->n = (int)n;
   if ((rc = av__profile_read_numbers(c, obj, path, "time_us", n, 1e-6, 1e9, t->t))) return rc;
+  /* optional (profiles before the cold measurement lack it): the warm curve stands in */
+  if (json_object_get(obj, "time_cold_us"))
+    rc = av__profile_read_numbers(c, obj, path, "time_cold_us", n, 1e-6, 1e9, t->cold);
+  else
+    memcpy(t->cold, t->t, sizeof t->t);
+  if (rc) return rc;
   if (n >= 2) {
     t->interp = gsl_interp_alloc(gsl_interp_linear, n);
-    if (!t->interp || gsl_interp_init(t->interp, t->slots, t->t, n))
+    t->interp_cold = gsl_interp_alloc(gsl_interp_linear, n);
+    if (!t->interp || !t->interp_cold || gsl_interp_init(t->interp, t->slots, t->t, n) ||
+        gsl_interp_init(t->interp_cold, t->slots, t->cold, n))
       return av_error_set(c->err, AV_ERR_INTERNAL, c->source, path,
                           "GSL could not set up the interpolation");
   }
@@ -108,15 +120,24 @@ int av__merge_read(const av_jctx_t *c, const json_t *root, av__merge_t *out) {
   return AV_OK;
 }
 
-double av__merge_time(const av__merge_t *m, int head_dim, av_dtype_t dtype, double slots) {
+/* One curve (times y over t->slots) at `slots`: linear inside, the last slope beyond. */
+static double curve_at(const av__merge_curve_t *t, const double *y, const gsl_interp *ip,
+                       double slots) {
+  if (t->n == 1) return y[0];
+  const int last = t->n - 1;
+  if (slots <= t->slots[0]) return y[0];
+  if (slots <= t->slots[last]) return gsl_interp_eval(ip, t->slots, y, slots, NULL);
+  double slope = (y[last] - y[last - 1]) / (t->slots[last] - t->slots[last - 1]);
+  return y[last] + fmax(slope, 0.0) * (slots - t->slots[last]);
+}
+
+double av__merge_time(const av__merge_t *m, int head_dim, av_dtype_t dtype, double slots,
+                      double cold_frac) {
   const av__merge_curve_t *t = NULL;
   for (int i = 0; m && i < m->n; i++)
     if (m->c[i].head_dim == head_dim && (!t || m->c[i].dtype == dtype)) t = &m->c[i];
   if (!t || t->n == 0) return 0;
-  if (t->n == 1) return t->t[0];
-  const int last = t->n - 1;
-  if (slots <= t->slots[0]) return t->t[0];
-  if (slots <= t->slots[last]) return gsl_interp_eval(t->interp, t->slots, t->t, slots, NULL);
-  double slope = (t->t[last] - t->t[last - 1]) / (t->slots[last] - t->slots[last - 1]);
-  return t->t[last] + fmax(slope, 0.0) * (slots - t->slots[last]);
+  const double f = cold_frac < 0 ? 0 : cold_frac > 1 ? 1 : cold_frac;
+  const double warm = curve_at(t, t->t, t->interp, slots);
+  return f > 0 ? (1 - f) * warm + f * curve_at(t, t->cold, t->interp_cold, slots) : warm;
 }

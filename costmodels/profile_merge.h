@@ -19,8 +19,10 @@ typedef struct av__merge_curve {
   av_dtype_t dtype;
   int n;
   double slots[AV__MERGE_MAX_PTS];      /* strictly increasing, >= 1 */
-  double t[AV__MERGE_MAX_PTS];          /* lone merge CTA, µs */
-  gsl_interp *interp;                   /* linear; NULL when n == 1 */
+  double t[AV__MERGE_MAX_PTS];          /* lone merge CTA, µs, its partial states in L2 */
+  double cold[AV__MERGE_MAX_PTS];       /* the same with the states evicted to HBM ("time_cold_us",
+                                           optional: equal to t when absent) */
+  gsl_interp *interp, *interp_cold;     /* linear; NULL when n == 1 */
 } av__merge_curve_t;
 
 typedef struct av__merge {
@@ -36,7 +38,9 @@ int av__merge_read(const av_jctx_t *c, const json_t *root, av__merge_t *out);
 void av__merge_free(av__merge_t *m);
 /* A lone merge CTA's time with `slots` partial states per row, from the curve of (head_dim,
  * dtype), else the same head dim's, else none: linear between measured points, the last
- * segment's slope beyond them. 0 when nothing applies. Pure and allocation-free. */
-double av__merge_time(const av__merge_t *m, int head_dim, av_dtype_t dtype, double slots);
+ * segment's slope beyond them; `cold_frac` of the states read from HBM (the cold curve),
+ * the rest from L2. 0 when nothing applies. Pure and allocation-free. */
+double av__merge_time(const av__merge_t *m, int head_dim, av_dtype_t dtype, double slots,
+                      double cold_frac);
 
 #endif

@@ -98,6 +98,9 @@ int av_kern_free(void *p);
 int av_kern_h2d(void *dst, const void *src, size_t bytes);
 int av_kern_d2h(void *dst, const void *src, size_t bytes);
 int av_kern_memset(void *p, int value, size_t bytes, void *stream);
+/* Reads `bytes` at p (a multiple of 16) on `stream`: the lines end up in L2 clean, so
+ * whatever L2 held before is evicted without leaving write-backs for the next kernel. */
+int av_kern_read_all(const void *p, size_t bytes, void *stream);
 int av_kern_stream_create(void **s);
 int av_kern_stream_destroy(void *s);
 int av_kern_event_create(void **e);

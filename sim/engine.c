@@ -292,18 +292,27 @@ static int64_t merge_requests(const av_plan_t *p) {
 /* The merge kernel's tile and query-head rows per CTA: the compiled merge variant's m (its
  * kernel runs one warp per (request, query head) row, m rows per CTA, over every request),
  * else one request's GQA group per CTA. */
-static void merge_shape(const av__eng_t *e, av_tile_t *tile, int32_t *rows_per_cta) {
-  const av_heads_t *h = &e->plan->heads;
+static int32_t merge_tile(const av_plan_t *p, const av_variants_t *vs, const av_gpu_t *g,
+                          av_tile_t *tile) {
+  const av_heads_t *h = &p->heads;
   memset(tile, 0, sizeof *tile);
   tile->kind = AV_KERNEL_MERGE;
-  *rows_per_cta = av_heads_group(h);
-  if (!e->in->variants) return;
+  if (!vs) return av_heads_group(h);
   av_tile_t tiles[8];
-  int n = av_variants_tiles(e->in->variants, AV_KERNEL_MERGE, h->head_dim, h->dtype,
-                            e->in->gpu->sm_arch, tiles, 8);
-  if (n <= 0 || tiles[0].m_rows <= 0) return;
+  int n = av_variants_tiles(vs, AV_KERNEL_MERGE, h->head_dim, h->dtype, g->sm_arch, tiles, 8);
+  if (n <= 0 || tiles[0].m_rows <= 0) return av_heads_group(h);
   *tile = tiles[0];
-  *rows_per_cta = tiles[0].m_rows;
+  return tiles[0].m_rows;
+}
+
+int32_t av__engine_merge_rows_per_cta(const av_plan_t *p, const av_variants_t *variants,
+                                      const av_gpu_t *gpu) {
+  av_tile_t t;
+  return merge_tile(p, variants, gpu, &t);
+}
+
+static void merge_shape(const av__eng_t *e, av_tile_t *tile, int32_t *rows_per_cta) {
+  *rows_per_cta = merge_tile(e->plan, e->in->variants, e->in->gpu, tile);
 }
 
 /* Under a measured cost model: the profile's lone merge CTA time T(k) over the partial
@@ -328,6 +337,7 @@ static void merge_calibrate(av__eng_t *e) {
   t0 = t0 < 0 ? 0 : t0 > c1.time_us ? c1.time_us : t0;
   e->merge_measured = 1;
   e->merge_fixed = t0;
+  q.cold_frac = e->merge_cold;
   for (int32_t j = 0; j < e->merge_per_head; j++) {
     q.n_q = (int32_t)e->merge_capj[j];
     av_costmodel_estimate(e->in->cost, &q, &ck);
@@ -335,6 +345,23 @@ static void merge_calibrate(av__eng_t *e) {
     e->merge_capj[j] = stream > 0 && e->merge_bytes[j] > 0 ? e->merge_bytes[j] / stream
                                                            : e->merge_cap;
   }
+}
+
+/* Where the merge finds the partial states. The attention phase brings X bytes through L2:
+ * the batch's unique KV (all KV heads; a node read twice is still mostly one line fill under
+ * LRU) and the partial states it writes. With the states written evenly over the phase, LRU
+ * keeps those of the last L2-sized stretch of X: a fraction min(1, L2 / X) is read from L2,
+ * the rest from HBM, which the profile measures as the merge's cold curve (the traced
+ * validation runs showed merge CTAs of large split plans taking twice the L2-warm time). */
+static double merge_cold_fraction(const av__eng_t *e) {
+  const av_plan_t *p = e->plan;
+  const av_workload_t *w = e->in->workload;
+  const double l2 = e->in->gpu->l2_bytes;
+  if (!w || !(l2 > 0)) return 0;
+  double x = (double)p->n_slots * p->heads.hq * (p->heads.head_dim + 1) * 4.0;
+  for (int32_t i = 0; i < w->n_nodes; i++)
+    x += (double)w->nodes[i].kv_len_tokens * e->token_bytes * p->heads.hkv;
+  return x > l2 ? 1 - l2 / x : 0;
 }
 
 /* Bytes each merge CTA moves for one KV head: for each of its (request, query head) rows,
@@ -355,6 +382,7 @@ static void merge_costs(av__eng_t *e) {
       if (n > e->merge_capj[j]) e->merge_capj[j] = n;
     }
   }
+  e->merge_cold = merge_cold_fraction(e);
   if (e->cta_caps) merge_calibrate(e);
 }
 

@@ -47,11 +47,20 @@ typedef struct av__engine_in {
   /* Trace replay: when non-NULL, item i of head h takes exactly durations_us[i*hkv + h]
    * (no bytes, no FLOPs, no L2): durations fixed, placement simulated. */
   const double *durations_us;
-  /* Replay of the merge phase: > 0 gives every merge CTA this duration; 0 models it. */
+  /* Replay of the merge phase: > 0 gives every merge CTA this duration; 0 models it. With
+   * merge_durations_us (merge CTAs per head x hkv, av__engine_merge_rows_per_cta) merge CTA
+   * j of KV head h takes merge_durations_us[j*hkv + h] instead. */
   double merge_duration_us;
+  const double *merge_durations_us;
   /* Leave the merge phase out (replay of a trace that recorded no merge CTAs). */
   int skip_merge;
 } av__engine_in_t;
+
+/* Query-head rows per merge CTA as the engine models them: the compiled merge variant's m
+ * for the plan's head dim, dtype and the GPU's architecture, else the GQA group. The engine
+ * runs ceil(requests x group / rows) merge CTAs per KV head. */
+int32_t av__engine_merge_rows_per_cta(const av_plan_t *p, const av_variants_t *variants,
+                                      const av_gpu_t *gpu);
 
 /* Runs the engine. *out is filled (caller frees with av_sim_result_free); with
  * record_timeline, tl (zero-initialised by the caller) receives every CTA. When mem_bytes is
@@ -99,6 +108,7 @@ typedef struct av__eng {
    * time for its longest row; an empty persistent CTA holds its slot for empty_us. */
   int merge_measured;
   double merge_fixed, empty_us;
+  double merge_cold;                  /* fraction of the partial states out of L2 at the merge */
   /* Co-residency (cta_caps with a profile that has curves, docs/validation.md): a CTA's
    * streaming rate when k memory-active CTAs share its SM is its lone bound / curve(k) of its
    * launch's variant; curve[l * (maxc + 1) + k], k = 1..maxc (all 1 for the merge launch). */

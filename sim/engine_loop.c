@@ -134,7 +134,9 @@ static void job_begin(av__eng_t *e, int32_t sl, double t) {
     /* an empty persistent CTA: starts, finds no work, exits */
     fixed = e->empty_us;
   } else if (L->is_merge) {
-    if (e->in->merge_duration_us > 0) {
+    if (e->in->merge_durations_us) {
+      fixed = e->in->merge_durations_us[(int64_t)job * e->hkv + head];
+    } else if (e->in->merge_duration_us > 0) {
       fixed = e->in->merge_duration_us;
     } else {
       bytes = e->merge_bytes[job];

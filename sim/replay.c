@@ -18,6 +18,7 @@ void av_replay_trace_free(av_replay_trace_t *t) {
   if (!t) return;
   free(t->ctas);
   free(t->durations_us);
+  free(t->merge_us);
   memset(t, 0, sizeof *t);
 }
 
@@ -103,6 +104,12 @@ static int collect(const av_jctx_t *c, const av_plan_t *p, av_replay_trace_t *t,
                           (long long)(k / hkv), (long long)(k % hkv), p->n_items, hkv);
     }
   t->merge_records = nm;
+  t->merge_us = malloc(sizeof *t->merge_us * (size_t)(nm > 0 ? nm : 1));
+  if (!t->merge_us) {
+    free(merge);
+    return av_error_set(c->err, AV_ERR_NOMEM, c->source, NULL, "out of memory");
+  }
+  memcpy(t->merge_us, merge, sizeof *merge * (size_t)nm);
   if (nm > 0) {
     qsort(merge, (size_t)nm, sizeof *merge, dbl_cmp);
     t->merge_median_us = nm % 2 ? merge[nm / 2] : 0.5 * (merge[nm / 2 - 1] + merge[nm / 2]);
@@ -159,6 +166,29 @@ int av_replay_load(const char *path, const av_plan_t *p, av_replay_trace_t *out,
   return rc;
 }
 
+/* The engine's merge CTA (j, KV head h) in place of the kernel's: kernel CTA c combines the
+ * (request, query head) rows [c*rows, (c+1)*rows) of all hq heads, the engine's CTA j of head
+ * h the rows [j*rows, (j+1)*rows) of that head's GQA group; each engine CTA takes the longest
+ * of the kernel CTAs it shares a row with. NULL (the median is used) when the records are
+ * not one per kernel CTA, or out of memory. Caller frees. */
+static double *merge_cells(const av_replay_trace_t *t, const av_plan_t *p,
+                           const av_variants_t *variants, const av_gpu_t *gpu) {
+  const int64_t hq = p->heads.hq, hkv = p->heads.hkv, g = av_heads_group(&p->heads);
+  const int64_t rows = av__engine_merge_rows_per_cta(p, variants, gpu);
+  const int64_t all = (int64_t)p->n_requests * hq;
+  if (rows <= 0 || t->merge_records != (all + rows - 1) / rows) return NULL;
+  const int64_t per_head = ((int64_t)p->n_requests * g + rows - 1) / rows;
+  double *cell = calloc((size_t)(per_head * hkv) + 1, sizeof *cell);
+  if (!cell) return NULL;
+  for (int64_t r = 0; r < all; r++) {
+    const int64_t req = r / hq, qh = r % hq, kvh = qh / g, q = qh % g;
+    const int64_t j = (req * g + q) / rows;
+    double *d = &cell[j * hkv + kvh];
+    if (t->merge_us[r / rows] > *d) *d = t->merge_us[r / rows];
+  }
+  return cell;
+}
+
 int av_replay_run(const av_replay_trace_t *t, const av_plan_t *p, const av_workload_t *w,
                   const av_gpu_t *gpu, const av_variants_t *variants, av_replay_result_t *out,
                   av_timeline_t *tl, av_error_t *err) {
@@ -168,10 +198,12 @@ int av_replay_run(const av_replay_trace_t *t, const av_plan_t *p, const av_workl
                         "the trace was recorded on %s but the replay uses the %s spec; pass "
                         "--gpu %s",
                         t->gpu, gpu->name, t->gpu);
+  double *merge = t->merge_records > 0 ? merge_cells(t, p, variants, gpu) : NULL;
   av__engine_in_t in = {.plan = p, .workload = w, .gpu = gpu, .variants = variants,
                         .record_timeline = tl != NULL, .durations_us = t->durations_us,
-                        .merge_duration_us = t->merge_median_us};
+                        .merge_duration_us = t->merge_median_us, .merge_durations_us = merge};
   int rc = av__engine_run(&in, &out->sim, tl, NULL, err);
+  free(merge);
   if (rc) return rc;
   out->measured_us = t->makespan_us;
   out->replayed_us = out->sim.makespan_us;

@@ -15,8 +15,10 @@
  *        "end_us": 14.9}, ...]
  *   }
  * Every (item, head) of the plan appears exactly once (persistent launches: one record per
- * item executed by a persistent CTA). Merge records are optional: when present their median
- * duration is every merge CTA's duration; when absent the merge phase is modelled. Unknown
+ * item executed by a persistent CTA). Merge records are optional: when there is one per
+ * merge-kernel CTA, in the kernel's CTA order (as the executor writes them), each simulated
+ * merge CTA takes the measured duration of the kernel CTAs covering its rows; other counts
+ * give every merge CTA their median; without them the merge phase is modelled. Unknown
  * keys, unknown items, heads out of range and end < start are rejected with the key path
  * (`ctas[12].end_us`). */
 #ifndef AV_REPLAY_H
@@ -36,6 +38,8 @@ typedef struct av_replay_trace {
   av_cta_event_t *ctas;        /* item, head, sm, start_us, end_us (launch from the plan) */
   double *durations_us;        /* plan items x hkv: measured duration of (item, head) */
   int32_t merge_records;
+  double *merge_us;            /* merge_records: durations in record order, which is the merge
+                                  kernel's CTA order (executor traces) */
   double merge_median_us;      /* median merge-CTA duration; 0 when none were recorded */
 } av_replay_trace_t;
 

@@ -25,13 +25,15 @@ static const double TIMES[4] = {2.0, 2.5, 3.5, 5.5};
 #define EMPTY_US 0.75
 #define SPEC_FIXED 3.0
 static double g_join, g_tail;  /* the spec's join_overhead_us and run_tail_us in a test */
+static double g_l2;            /* the spec's L2 bytes in a test (0: no L2, states warm) */
+#define COLD 2.0               /* time_cold_us = COLD x time_us in make_profile */
 
 /* 4 SMs; HBM, L2 and the spec's rates out of the way so only measured figures bind. */
 static av_gpu_t test_gpu(void) {
   av_gpu_t g = av_test_small_gpu();
   g.hbm_bw_datasheet_GBps = 1e9;
   g.hbm_bw_measured_GBps = 1e9;
-  g.l2_bytes = 0;
+  g.l2_bytes = g_l2;
   g.l2_bw_GBps = 1e9;
   g.mem_latency_ns = 1;
   g.bytes_in_flight_per_sm = 1e12;
@@ -45,7 +47,8 @@ static av_gpu_t test_gpu(void) {
 }
 
 /* A profile of the partial and persistent tiles on test-gpu (C = 0.01 us per token), with
- * the merge curve of TIMES and EMPTY_US when `merge`. */
+ * the merge curve of TIMES and EMPTY_US when `merge` (and time_cold_us, COLD x TIMES, when
+ * merge is 2). */
 static av_profile_t make_profile(int merge) {
   av_profile_t p;
   memset(&p, 0, sizeof p);
@@ -74,7 +77,11 @@ static av_profile_t make_profile(int merge) {
     m->dtype = AV_DTYPE_FP16;
     m->rows = 4;
     m->n = 4;
-    for (int i = 0; i < 4; i++) m->slots[i] = SLOTS[i], m->time_us[i] = TIMES[i];
+    for (int i = 0; i < 4; i++) {
+      m->slots[i] = SLOTS[i];
+      m->time_us[i] = TIMES[i];
+      m->time_cold_us[i] = merge > 1 ? COLD * TIMES[i] : 0;
+    }
     p.empty_cta_us = EMPTY_US;
   }
   return p;
@@ -92,13 +99,17 @@ static const char *write_profile(const av_profile_t *p, const char *name) {
   return path;
 }
 
-static double merge_time(const av_costmodel_t *m, int slots) {
-  av_cost_query_t q = {.n_q = slots, .rows = 4};
+static double merge_time_cold(const av_costmodel_t *m, int slots, double cold) {
+  av_cost_query_t q = {.n_q = slots, .rows = 4, .cold_frac = cold};
   q.tile.kind = AV_KERNEL_MERGE;
   q.tile.m_rows = 4;
   av_item_cost_t c;
   av_costmodel_estimate(m, &q, &c);
   return c.time_us;
+}
+
+static double merge_time(const av_costmodel_t *m, int slots) {
+  return merge_time_cold(m, slots, 0);
 }
 
 static double empty_time(const av_costmodel_t *m) {
@@ -123,7 +134,18 @@ START_TEST(test_round_trip) {
   ck_assert_double_eq_tol(merge_time(m, 3), 3.0, 1e-9);          /* between 2 and 4 */
   ck_assert_double_eq_tol(merge_time(m, 16), 5.5 + 8 * 0.5, 1e-9); /* last slope on */
   ck_assert_double_eq_tol(empty_time(m), EMPTY_US, 1e-9);
+  /* without a cold curve the warm one stands in for states read from HBM */
+  ck_assert_double_eq_tol(merge_time_cold(m, 4, 1), 3.5, 1e-9);
   av_costmodel_destroy(m);
+  av_profile_t cold = make_profile(2);
+  m = av_test_profile_model(write_profile(&cold, "cold"), &g, &h, NULL, &err);
+  ck_assert_msg(m != NULL, "%s", err.message);
+  ck_assert_double_eq_tol(merge_time_cold(m, 4, 0), 3.5, 1e-9);
+  ck_assert_double_eq_tol(merge_time_cold(m, 4, 1), COLD * 3.5, 1e-9);
+  ck_assert_double_eq_tol(merge_time_cold(m, 3, 0.25), 0.75 * 3.0 + 0.25 * COLD * 3.0, 1e-9);
+  ck_assert_double_eq_tol(merge_time_cold(m, 16, 1), COLD * (5.5 + 8 * 0.5), 1e-9);
+  av_costmodel_destroy(m);
+  av_profile_free(&cold);
   m = av_test_profile_model(write_profile(&old, "old"), &g, &h, NULL, &err);
   ck_assert_msg(m != NULL, "%s", err.message);
   ck_assert_double_eq(merge_time(m, 4), 0);
@@ -166,6 +188,29 @@ START_TEST(test_profiler_batches) {
   av_workload_destroy(w);
   av_error_clear(&err);
   ck_assert_ptr_null(av_profile_merge_workload(0, 4, 128, AV_DTYPE_FP16, &err));
+  ck_assert_int_eq(err.code, AV_ERR_RANGE);
+  /* the cold batch: the subject first, then one final-output streamer per extra request */
+  av_error_clear(&err);
+  w = av_profile_merge_cold_workload(8, 4, 128, AV_DTYPE_FP16, 6, 96, &err);
+  ck_assert_msg(w != NULL, "%s", err.message);
+  ck_assert_int_eq(w->n_requests, 7);
+  ck_assert_int_eq(w->n_nodes, 7);
+  ck_assert_int_eq(w->nodes[0].kv_len_tokens, 8 * AV_PROF_MERGE_SEG);
+  ck_assert_int_eq(w->nodes[6].kv_len_tokens, 96);
+  p = av_profile_merge_plan(w, &TILE, &err);
+  ck_assert_msg(p != NULL, "%s", err.message);
+  ck_assert_int_eq(p->n_items, 8 + 6);
+  ck_assert_int_eq(p->n_slots, 8);
+  for (int32_t i = 0; i < p->n_items; i++)
+    ck_assert_int_eq(p->items[i].output, i < 8 ? AV_OUT_PARTIAL : AV_OUT_FINAL);
+  ck_assert_int_eq(p->merge_offsets[1] - p->merge_offsets[0], 8);
+  ck_assert_int_eq(p->merge_offsets[7] - p->merge_offsets[1], 0);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+  ck_assert_ptr_null(av_profile_merge_cold_workload(8, 4, 128, AV_DTYPE_FP16, 0, 96, &err));
+  ck_assert_int_eq(err.code, AV_ERR_RANGE);
+  av_error_clear(&err);
+  ck_assert_ptr_null(av_profile_merge_cold_workload(8, 4, 128, AV_DTYPE_FP16, 2, 0, &err));
   ck_assert_int_eq(err.code, AV_ERR_RANGE);
 }
 END_TEST
@@ -276,6 +321,38 @@ START_TEST(test_engine_merge_and_empty) {
 }
 END_TEST
 
+/* Where the merge finds its states: with the batch's KV and partial states (X bytes) larger
+ * than L2, a fraction 1 - L2 / X comes from HBM at the cold curve's time; with no L2 in the
+ * spec, or X within it, the warm curve alone. */
+START_TEST(test_engine_merge_cold) {
+  av_profile_t cold = make_profile(2);
+  char path[1024];
+  snprintf(path, sizeof path, "%s", write_profile(&cold, "engine_cold"));
+  av_error_t err;
+  av_error_clear(&err);
+  av_workload_t *w = av_profile_merge_workload(8, 4, 128, AV_DTYPE_FP16, &err);
+  av_plan_t *p = w ? av_profile_merge_plan(w, &TILE, &err) : NULL;
+  ck_assert_msg(p != NULL, "%s", err.message);
+  /* X: 128 KV tokens x 512 bytes (K and V, d 128, fp16, one KV head) + 8 slots x 4 rows x
+   * (128 + 1) fp32 */
+  const double x = 128.0 * 512 + 8.0 * 4 * 129 * 4;
+  const double l2[3] = {0, 2 * x, x / 4}, frac[3] = {0, 0, 0.75};
+  for (int i = 0; i < 3; i++) {
+    g_l2 = l2[i];
+    double cta = 0;
+    av_sim_result_t r = simulate(path, p, w, &cta);
+    const double want = (1 - frac[i]) * 5.5 + frac[i] * COLD * 5.5;
+    ck_assert_msg(fabs(cta - want) < 1e-6, "L2 %g: merge CTA %.6f us, expected %.6f", l2[i],
+                  cta, want);
+    av_sim_result_free(&r);
+  }
+  g_l2 = 0;
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+  av_profile_free(&cold);
+}
+END_TEST
+
 /* The dispatch figures of a calibrated spec: the merge starts join_overhead_us after the
  * last attention CTA (its launch was issued long before), and the run ends run_tail_us after
  * the last CTA; a spec without them (0) keeps the merge right behind the attention. */
@@ -324,6 +401,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_profiler_batches);
   tcase_add_test(tc, test_engine_merge_and_empty);
   tcase_add_test(tc, test_engine_join_and_tail);
+  tcase_add_test(tc, test_engine_merge_cold);
   suite_add_tcase(s, tc);
   return s;
 }

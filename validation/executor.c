@@ -19,7 +19,17 @@ void av_exec_opts_default(av_exec_opts_t *o) {
   o->repeats = 20;
   o->verify = 1;
   o->trace = 0;
-  o->flush_l2 = 1;
+  o->flush_l2 = AV_FLUSH_READ;
+}
+
+int av_exec_flush_parse(const char *s, int *mode) {
+  static const char *const names[] = {"none", "write", "read"};
+  for (int i = 0; i < 3; ++i)
+    if (s && strcmp(s, names[i]) == 0) {
+      *mode = i;
+      return 0;
+    }
+  return -1;
 }
 
 void av_exec_result_free(av_exec_result_t *r) {
@@ -508,9 +518,20 @@ static int av_trace_rec(json_t *ctas, const av_kern_trace_rec_t *t, int64_t item
   return AV_OK;
 }
 
+/* Evicts L2 before a measured run (av_exec_opts_t.flush_l2); 0 or a kernel-layer failure. */
+static int av_flush(const av_exec_batch_t *b, const av_exec_opts_t *o, int byte) {
+  switch (o->flush_l2) {
+    case AV_FLUSH_WRITE: return av_kern_memset(b->flush, byte, b->flush_bytes, b->main);
+    case AV_FLUSH_READ: return av_kern_read_all(b->flush, b->flush_bytes, b->main);
+    default: return 0;
+  }
+}
+
 static int av_trace_json(const av_exec_batch_t *b, const av_plan_t *p, av_plan_dev_t *d,
-                         av_exec_result_t *out, av_error_t *err) {
-  int rc = av_run_once(b, p, d, 1, err);
+                         const av_exec_opts_t *o, av_exec_result_t *out, av_error_t *err) {
+  /* Like the timed runs: the traced run reads KV from HBM, not from the verify run's L2. */
+  int rc = av_flush(b, o, 0x5a) != 0 ? av_cuda_fail(err) : AV_OK;
+  if (rc == AV_OK) rc = av_run_once(b, p, d, 1, err);
   const size_t n_att = (size_t)p->n_items * b->host.hkv, n = n_att + (size_t)av_merge_ctas(p);
   const int64_t rows_per_cta = av_kern_merge_rows_per_cta();
   const int group = b->host.hq / b->host.hkv;
@@ -562,7 +583,7 @@ static int av_time(const av_exec_batch_t *b, const av_plan_t *p, av_plan_dev_t *
   if (!us) return av_error_set(err, AV_ERR_NOMEM, AV_SRC, NULL, "out of memory");
   for (int i = -(o->warmup > 0 ? o->warmup : 0); i < reps; ++i) {
     /* Untimed: overwrite L2 with another buffer so this run reads KV from HBM. */
-    if (o->flush_l2) AV_K(av_kern_memset(b->flush, i & 0xff, b->flush_bytes, b->main));
+    AV_K(av_flush(b, o, i & 0xff));
     rc = av_run_once(b, p, d, 0, err);
     if (rc != AV_OK) goto done;
     float ms = 0;
@@ -597,7 +618,7 @@ int av_exec_batch_run(av_exec_batch_t *b, const av_plan_t *p, const av_exec_opts
   if (rc == AV_OK) rc = av_plan_upload(b, p, &d, err);
   out->ctas = d.ctas;
   if (rc == AV_OK && o.verify) rc = av_verify(b, p, &d, out, err);
-  if (rc == AV_OK && o.trace) rc = av_trace_json(b, p, &d, out, err);
+  if (rc == AV_OK && o.trace) rc = av_trace_json(b, p, &d, &o, out, err);
   if (rc == AV_OK && o.repeats > 0) rc = av_time(b, p, &d, &o, out, err);
   if (rc == AV_OK && av_kern_sync() != 0) rc = av_cuda_fail(err);
   av_plan_dev_free(&d);

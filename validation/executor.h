@@ -16,17 +16,25 @@
 #include "sim/plan.h"
 #include "sim/workload.h"
 
+enum { AV_FLUSH_NONE = 0, AV_FLUSH_WRITE = 1, AV_FLUSH_READ = 2 };
+
 typedef struct av_exec_opts {
   int warmup;               /* untimed runs before timing (default 3) */
   int repeats;              /* timed runs; the median is reported (>= 1; default 20) */
   int verify;               /* compare with the fp64 reference, check outputs written and
                                merge determinism (default 1) */
   int trace;                /* record per-CTA start/end and SM (default 0) */
-  int flush_l2;             /* write a buffer larger than L2 before each timed run (1) */
+  int flush_l2;             /* before each timed or traced run, evict L2 with a buffer twice its
+                               size: AV_FLUSH_NONE, AV_FLUSH_WRITE (memset: L2 is left full of
+                               dirty lines the plan's first reads must write back) or
+                               AV_FLUSH_READ (read: L2 left clean; default) */
 } av_exec_opts_t;
 
 /* The defaults above. */
 void av_exec_opts_default(av_exec_opts_t *o);
+
+/* "none", "write" or "read" -> AV_FLUSH_*; -1 (mode untouched) for anything else. */
+int av_exec_flush_parse(const char *s, int *mode);
 
 typedef struct av_exec_result {
   char gpu[128];

@@ -67,7 +67,9 @@ typedef struct av_profile_merge {
   int rows;                              /* rows per merge CTA (all of them busy) */
   int n;
   int32_t slots[AV_PROF_MAX_MERGE];
-  double time_us[AV_PROF_MAX_MERGE];
+  double time_us[AV_PROF_MAX_MERGE];     /* the partial states still in L2 */
+  double time_cold_us[AV_PROF_MAX_MERGE]; /* evicted first (av_profile_merge_cold_workload);
+                                            0: not measured */
 } av_profile_merge_t;
 
 typedef struct av_profile {
@@ -135,8 +137,17 @@ int av_profile_fit_line(const double *x, const double *y, int n, double *c0, dou
  * on one KV head (so the merge runs exactly one CTA of `rows` rows). Caller owns. */
 av_workload_t *av_profile_merge_workload(int32_t slots, int rows, int head_dim,
                                          av_dtype_t dtype, av_error_t *err);
+/* The same merge subject (node and request 0) plus `streamers` requests 1..streamers, each on
+ * its own root of `stream_tokens` tokens: read after request 0's partial states are written,
+ * their KV (streamers x stream_tokens tokens, more than L2) evicts those states, so the merge
+ * reads them from HBM, as it does after a large attention phase. Caller owns. */
+av_workload_t *av_profile_merge_cold_workload(int32_t slots, int rows, int head_dim,
+                                              av_dtype_t dtype, int32_t streamers,
+                                              int64_t stream_tokens, av_error_t *err);
 /* One launch of the partial `tile`: item j reads tokens [j, j+1) x AV_PROF_MERGE_SEG of the
- * root into partial slot j; the merge then combines `slots` states per row. Caller owns. */
+ * root into partial slot j; the merge then combines `slots` states per row. Streamer roots
+ * (a cold workload's nodes 1..) follow as one final-output item each, after request 0's
+ * items in dispatch order. Caller owns. */
 av_plan_t *av_profile_merge_plan(const av_workload_t *w, const av_tile_t *tile,
                                  av_error_t *err);
 /* One persistent launch of `ctas` CTAs whose only item (the batch's first root, all of it)

@@ -20,28 +20,48 @@ static const int32_t k_slots_full[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
 static const int32_t k_slots_quick[] = {1, 8, 64};
 static const int32_t k_waves[] = {1, 2, 4, 8};
 
-av_workload_t *av_profile_merge_workload(int32_t slots, int rows, int head_dim,
-                                         av_dtype_t dtype, av_error_t *err) {
-  if (slots < 1 || rows < 1) {
-    av_error_set(err, AV_ERR_RANGE, SRC, NULL, "need >= 1 slot and row, got %d and %d",
-                 (int)slots, rows);
+/* Node and request 0: the merge subject; nodes 1..streamers: one request each. */
+static av_workload_t *merge_workload(int32_t slots, int rows, int head_dim, av_dtype_t dtype,
+                                     int32_t streamers, int64_t stream_tokens,
+                                     av_error_t *err) {
+  if (slots < 1 || rows < 1 || streamers < 0 || (streamers > 0 && stream_tokens < 1)) {
+    av_error_set(err, AV_ERR_RANGE, SRC, NULL,
+                 "need >= 1 slot and row and >= 0 streamers of >= 1 token, got %d, %d, %d, "
+                 "%lld", (int)slots, rows, (int)streamers, (long long)stream_tokens);
     return NULL;
   }
-  av_workload_t *w = av_workload_create(1, 1);
+  av_workload_t *w = av_workload_create(1 + streamers, 1 + streamers);
   if (!w) {
     av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory");
     return NULL;
   }
-  snprintf(w->name, sizeof w->name, "profile-merge-s%d", (int)slots);
+  snprintf(w->name, sizeof w->name, "profile-merge-s%d%s", (int)slots, streamers ? "-cold" : "");
   w->heads = (av_heads_t){.hq = rows, .hkv = 1, .head_dim = head_dim, .dtype = dtype};
-  w->nodes[0].parent = -1;
-  w->nodes[0].kv_len_tokens = (int64_t)slots * AV_PROF_MERGE_SEG;
-  w->request_node[0] = 0;
+  for (int32_t i = 0; i <= streamers; i++) {
+    w->nodes[i].parent = -1;
+    w->nodes[i].kv_len_tokens = i == 0 ? (int64_t)slots * AV_PROF_MERGE_SEG : stream_tokens;
+    w->request_node[i] = i;
+  }
   if (av_workload_finalize(w, err)) {
     av_workload_destroy(w);
     return NULL;
   }
   return w;
+}
+
+av_workload_t *av_profile_merge_workload(int32_t slots, int rows, int head_dim,
+                                         av_dtype_t dtype, av_error_t *err) {
+  return merge_workload(slots, rows, head_dim, dtype, 0, 0, err);
+}
+
+av_workload_t *av_profile_merge_cold_workload(int32_t slots, int rows, int head_dim,
+                                              av_dtype_t dtype, int32_t streamers,
+                                              int64_t stream_tokens, av_error_t *err) {
+  if (streamers < 1) {
+    av_error_set(err, AV_ERR_RANGE, SRC, NULL, "a cold merge batch needs >= 1 streamer");
+    return NULL;
+  }
+  return merge_workload(slots, rows, head_dim, dtype, streamers, stream_tokens, err);
 }
 
 static av_plan_t *finish(av_plan_t *p, int ok, const av_workload_t *w, av_error_t *err) {
@@ -69,6 +89,10 @@ av_plan_t *av_profile_merge_plan(const av_workload_t *w, const av_tile_t *tile,
                       .end = (j + 1) * AV_PROF_MERGE_SEG};
     ok = av_plan_add_item(p, launch, &q, 1, &s, 1, AV_OUT_PARTIAL, -1, -1) >= 0;
   }
+  for (int32_t r = 1; ok && r < w->n_requests; r++) {
+    av_segment_t s = {.node = r, .begin = 0, .end = w->nodes[r].kv_len_tokens};
+    ok = av_plan_add_item(p, launch, &r, 1, &s, 1, AV_OUT_FINAL, -1, -1) >= 0;
+  }
   return finish(p, ok, w, err);
 }
 
@@ -91,20 +115,27 @@ json_t *av_profile_merge_json(const av_profile_t *p) {
   json_t *curves = json_array();
   for (int i = 0; i < p->n_merge; i++) {
     const av_profile_merge_t *m = &p->merge[i];
-    json_t *slots = json_array(), *t = json_array();
+    json_t *slots = json_array(), *t = json_array(), *cold = json_array();
+    int has_cold = m->n > 0;
     for (int j = 0; j < m->n; j++) {
       json_array_append_new(slots, json_integer(m->slots[j]));
       json_array_append_new(t, json_real(round(m->time_us[j] * 1e4) / 1e4));
+      json_array_append_new(cold, json_real(round(m->time_cold_us[j] * 1e4) / 1e4));
+      has_cold = has_cold && m->time_cold_us[j] > 0;
     }
-    json_array_append_new(curves, json_pack("{s:i, s:s, s:o, s:o}", "head_dim", m->head_dim,
-                                            "dtype", av_dtype_name(m->dtype), "slots", slots,
-                                            "time_us", t));
+    json_t *curve = json_pack("{s:i, s:s, s:o, s:o}", "head_dim", m->head_dim, "dtype",
+                              av_dtype_name(m->dtype), "slots", slots, "time_us", t);
+    if (curve && has_cold) json_object_set(curve, "time_cold_us", cold);
+    json_decref(cold);
+    json_array_append_new(curves, curve);
   }
-  char notes[400];
+  char notes[600];
   snprintf(notes, sizeof notes,
            "one merge CTA alone (one request, rows_per_cta query heads, slots partial states "
            "of %d tokens each, written by the launch before it), mean traced duration; "
-           "empty_cta_us: time one CTA slot spends on a persistent CTA with an empty queue",
+           "time_cold_us: the same after other CTAs of that launch read twice L2 of KV, so "
+           "the states come from HBM; empty_cta_us: time one CTA slot spends on a "
+           "persistent CTA with an empty queue",
            AV_PROF_MERGE_SEG);
   return json_pack("{s:i, s:f, s:s, s:o}", "rows_per_cta", p->n_merge ? p->merge[0].rows : 0,
                    "empty_cta_us", round(p->empty_cta_us * 1e4) / 1e4, "notes", notes,
@@ -119,9 +150,10 @@ typedef struct merge_obs {
   int ctas, runs;
 } merge_obs_t;
 
-/* One traced run's merge CTAs (item -1), the join (first merge start minus the last
- * attention end) and the span (first start to last end). */
-static int merge_trace(const json_t *trace, merge_obs_t *m, av_error_t *err) {
+/* One traced run's merge CTAs (item -1; with first_only just the first, request 0's rows:
+ * the records follow the merge kernel's CTA order), the join (first merge start minus the
+ * last attention end) and the span (first start to last end). */
+static int merge_trace(const json_t *trace, int first_only, merge_obs_t *m, av_error_t *err) {
   const json_t *ctas = json_object_get(trace, "ctas");
   double attn_end = 0, merge_start = INFINITY, lo = INFINITY, hi = 0;
   int n = 0;
@@ -135,6 +167,7 @@ static int merge_trace(const json_t *trace, merge_obs_t *m, av_error_t *err) {
       attn_end = fmax(attn_end, e);
       continue;
     }
+    if (first_only && n > 0) continue;
     m->cta_us += e - s;
     merge_start = fmin(merge_start, s);
     n++;
@@ -150,7 +183,7 @@ static int merge_trace(const json_t *trace, merge_obs_t *m, av_error_t *err) {
 
 /* `runs` traced runs of p, L2 flushed first. */
 static int merge_point(av_exec_batch_t *b, const av_gpu_t *g, const av_plan_t *p, int runs,
-                       merge_obs_t *m, av_error_t *err) {
+                       int first_only, merge_obs_t *m, av_error_t *err) {
   av_exec_opts_t o;
   av_exec_opts_default(&o);
   o.verify = 0;
@@ -164,7 +197,7 @@ static int merge_point(av_exec_batch_t *b, const av_gpu_t *g, const av_plan_t *p
     rc = av__profile_flush_l2(g, err);
     if (!rc) rc = av_exec_batch_run(b, p, &o, &res, err);
     if (rc) break;
-    rc = merge_trace(res.trace, m, err);
+    rc = merge_trace(res.trace, first_only, m, err);
     av_exec_result_free(&res);
   }
   return rc;
@@ -186,6 +219,28 @@ static int tail_point(av_exec_batch_t *b, const av_plan_t *p, const merge_obs_t 
   return AV_OK;
 }
 
+/* The merge subject's CTA with its partial states evicted: streamers (two per SM) read
+ * twice L2 of KV after the states are written (av_profile_merge_cold_workload). */
+static int cold_point(const av_gpu_t *g, const av_tile_t *part, int32_t slots, int rows, int d,
+                      av_dtype_t dt, int runs, double *out, av_error_t *err) {
+  const int32_t streamers = 2 * (g->sm_count > 0 ? g->sm_count : 1);
+  const double l2 = g->l2_bytes > 0 ? g->l2_bytes : 64e6;
+  const double token_bytes = 2.0 * d * av_dtype_bytes(dt);
+  int64_t tokens = (int64_t)ceil(2 * l2 / token_bytes / streamers);
+  tokens = (tokens + AV_PROF_MERGE_SEG - 1) / AV_PROF_MERGE_SEG * AV_PROF_MERGE_SEG;
+  av_workload_t *w = av_profile_merge_cold_workload(slots, rows, d, dt, streamers, tokens, err);
+  av_plan_t *p = w ? av_profile_merge_plan(w, part, err) : NULL;
+  av_exec_batch_t *b = p ? av_exec_batch_create(w, 17, 1, err) : NULL;
+  merge_obs_t obs;
+  int rc = b ? merge_point(b, g, p, runs, 1, &obs, err)
+             : (err && err->code ? err->code : AV_ERR_INTERNAL);
+  if (!rc) *out = obs.cta_us / obs.ctas;
+  av_exec_batch_destroy(b);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+  return rc;
+}
+
 static int merge_curve(const av_gpu_t *g, const av_variants_t *vs, const av_profile_opts_t *o,
                        int d, av_dtype_t dt, const av_profile_t *out, av_profile_merge_t *m,
                        double *join_sum, double *tail_sum, int *points, av_error_t *err) {
@@ -205,7 +260,7 @@ static int merge_curve(const av_gpu_t *g, const av_variants_t *vs, const av_prof
     av_exec_batch_t *b = p ? av_exec_batch_create(w, 11, 1, err) : NULL;
     merge_obs_t obs;
     double tail = 0;
-    rc = b ? merge_point(b, g, p, o->runs, &obs, err)
+    rc = b ? merge_point(b, g, p, o->runs, 0, &obs, err)
            : (err && err->code ? err->code : AV_ERR_INTERNAL);
     if (!rc) rc = tail_point(b, p, &obs, out->launch_us, &tail, err);
     if (!rc) {
@@ -215,9 +270,12 @@ static int merge_curve(const av_gpu_t *g, const av_variants_t *vs, const av_prof
       (*points)++;
     }
     m->slots[i] = slots[i];
+    if (!rc)
+      rc = cold_point(g, &part, slots[i], m->rows, d, dt, o->runs, &m->time_cold_us[i], err);
     if (!rc && o->verbose)
-      fprintf(stderr, "profile: merge d%d %s: %d slots/row x %d rows: %.2f us\n", d,
-              av_dtype_name(dt), (int)slots[i], m->rows, m->time_us[i]);
+      fprintf(stderr, "profile: merge d%d %s: %d slots/row x %d rows: %.2f us (states in L2), "
+              "%.2f us (from HBM)\n", d, av_dtype_name(dt), (int)slots[i], m->rows,
+              m->time_us[i], m->time_cold_us[i]);
     av_exec_batch_destroy(b);
     av_plan_destroy(p);
     av_workload_destroy(w);
