@@ -39,7 +39,7 @@ static void layout(av__eng_t *e, carve_t *c, int64_t n_items, int64_t n_merge, i
   double **sm_d[] = {&e->W,     &e->PHI,   &e->rho,   &e->irho,  &e->phi,
                      &e->iphi,  &e->Cn,    &e->nC,    &e->mtmin, &e->ftmin,
                      &e->tamin, &e->next,  &e->busy_since, &e->busy_us, &e->capsum,
-                     &e->sbar};
+                     &e->sbar,  &e->hsum,  &e->hbar};
   for (size_t i = 0; i < sizeof sm_d / sizeof *sm_d; i++) *sm_d[i] = carve(c, S, sizeof(double));
   int32_t **sm_i[] = {&e->n_mem, &e->n_cmp, &e->n_res, &e->hw};
   for (size_t i = 0; i < sizeof sm_i / sizeof *sm_i; i++) *sm_i[i] = carve(c, S, sizeof(int32_t));
@@ -49,7 +49,7 @@ static void layout(av__eng_t *e, carve_t *c, int64_t n_items, int64_t n_merge, i
   for (size_t i = 0; i < sizeof sl_i / sizeof *sl_i; i++)
     *sl_i[i] = carve(c, (size_t)slots, sizeof(int32_t));
   double **sl_d[] = {&e->sl_t0,    &e->sl_ta,    &e->sl_mt, &e->sl_ft,
-                     &e->sl_bytes, &e->sl_flops, &e->sl_cap};
+                     &e->sl_bytes, &e->sl_flops, &e->sl_cap, &e->sl_h};
   for (size_t i = 0; i < sizeof sl_d / sizeof *sl_d; i++)
     *sl_d[i] = carve(c, (size_t)slots, sizeof(double));
   e->active = carve(c, (size_t)n_l, sizeof(int32_t));
@@ -443,7 +443,7 @@ static int fill_result(const av__eng_t *e, int32_t n_plan_launches, av_sim_resul
 static void init_sms(av__eng_t *e) {
   for (int32_t s = 0; s < e->S; s++) {
     e->irho[s] = e->nC[s] = e->iphi[s] = AV__BIG;
-    e->sbar[s] = 1.0;
+    e->sbar[s] = e->hbar[s] = 1.0;
     e->mtmin[s] = e->ftmin[s] = e->tamin[s] = e->next[s] = AV__BIG;
   }
 }

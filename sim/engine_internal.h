@@ -130,6 +130,8 @@ typedef struct av__eng {
   double *Cn, *nC;                    /* in-flight bound per CTA (C / n_mem, or the mean of
                                          the memory-active CTAs' own bounds) and 1 / it */
   double *capsum;                     /* cta_caps: sum of the memory-active CTAs' bounds */
+  double *hsum, *hbar;                /* sum and mean of the memory-active CTAs' HBM fractions
+                                         (the share of their bytes that misses L2) */
   double *sbar;                       /* has_curve: mean curve(n_mem) of the memory-active
                                          CTAs (1 otherwise) */
   double *mtmin, *ftmin, *tamin, *next;
@@ -137,11 +139,13 @@ typedef struct av__eng {
   int32_t *n_mem, *n_cmp, *n_res, *hw;
   uint32_t *res_used;                 /* S x AV__RES_N */
   int64_t n_mem_total;
-  double f, inv_f;                    /* water level: fair per-CTA share of HBM bandwidth */
+  double f;                           /* water level: fair per-CTA share of HBM bandwidth; a
+                                         CTA on SM s moves its bytes at min(Cn, f / hbar) */
   /* per slot (S x maxc) */
   int8_t *sl_state;                   /* 0 free, 1 prologue (fixed cost), 2 moving/computing */
   int32_t *sl_launch, *sl_job, *sl_head, *sl_qpos, *sl_qend;
   double *sl_t0, *sl_ta, *sl_mt, *sl_ft, *sl_bytes, *sl_flops, *sl_cap;
+  double *sl_h;                       /* the job's HBM fraction of its bytes */
   /* dispatch */
   int32_t *active, n_active;          /* launches started, in start order */
   int32_t *dirty, n_dirty;            /* SMs whose resources grew since the last dispatch */

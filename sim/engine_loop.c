@@ -96,12 +96,13 @@ static void launch_start(av__eng_t *e, int32_t li, double t) {
 
 /* --- jobs: one item (or merge CTA) of one head on one slot ------------------------------ */
 /* KV bytes of item `it` for `head`, split into L2 hits and HBM misses line by line; returns
- * the HBM-equivalent bytes the CTA must move. */
-static double item_kv_work(av__eng_t *e, int32_t it, int32_t head) {
+ * the HBM-equivalent bytes the CTA must move, *miss_out the part that comes from HBM. */
+static double item_kv_work(av__eng_t *e, int32_t it, int32_t head, double *miss_out) {
   const av_item_t *item = &e->plan->items[it];
   if (e->l2.cap == 0) {
     double b = (double)e->item_kv_tokens[it] * e->token_bytes;
     e->hbm_bytes += b;
+    *miss_out = b;
     return b;
   }
   const int64_t bs = e->line_tokens;
@@ -120,6 +121,7 @@ static double item_kv_work(av__eng_t *e, int32_t it, int32_t head) {
   }
   e->hbm_bytes += miss;
   e->l2_bytes += hit;
+  *miss_out = e->cta_caps ? miss : miss + hit * e->l2_cost;
   /* A CTA held to its own rate bound (cta_caps) is limited by its pipeline, not by where
    * the bytes come from: the profile's kernels stream at a fraction of even L2's latency
    * bound, so a hit takes a byte's time of the CTA like a miss does. */
@@ -129,7 +131,7 @@ static double item_kv_work(av__eng_t *e, int32_t it, int32_t head) {
 static void job_begin(av__eng_t *e, int32_t sl, double t) {
   const av__eng_launch_t *L = &e->L[e->sl_launch[sl]];
   int32_t job = e->sl_job[sl], head = e->sl_head[sl];
-  double fixed = e->fixed_us, bytes = 0, flops = 0, cap = e->merge_cap;
+  double fixed = e->fixed_us, bytes = 0, flops = 0, cap = e->merge_cap, h = 1;
   if (job < 0) {
     /* an empty persistent CTA: starts, finds no work, exits */
     fixed = e->empty_us;
@@ -149,7 +151,11 @@ static void job_begin(av__eng_t *e, int32_t sl, double t) {
   } else if (e->in->durations_us) {
     fixed = e->in->durations_us[(int64_t)job * e->hkv + head];
   } else {
-    bytes = item_kv_work(e, job, head) + e->item_other_bytes[job];
+    double miss;
+    bytes = item_kv_work(e, job, head, &miss) + e->item_other_bytes[job];
+    /* L2 hits take the CTA's time (its rate bound) but not HBM's: only this share of its
+     * bytes competes for HBM bandwidth (queries, outputs and partial states included) */
+    h = bytes > 0 ? (miss + e->item_other_bytes[job]) / bytes : 1;
     e->hbm_bytes += e->item_other_bytes[job];
     flops = e->item_flops[job];
     if (e->cta_caps) {
@@ -158,6 +164,7 @@ static void job_begin(av__eng_t *e, int32_t sl, double t) {
     }
   }
   e->sl_cap[sl] = cap;
+  e->sl_h[sl] = h;
   e->sl_state[sl] = 1;
   e->sl_t0[sl] = t;
   e->sl_ta[sl] = t + fixed;
@@ -238,7 +245,7 @@ static void process_sm(av__eng_t *e, int32_t s, double t) {
   const int64_t base = (int64_t)s * e->maxc;
   const double tol = 4 * EPS_US;
   int32_t n_mem = e->n_mem[s], n_cmp = e->n_cmp[s];
-  double capsum = e->capsum[s];
+  double capsum = e->capsum[s], hsum = e->hsum[s];
   for (int32_t j = 0; j < e->hw[s]; j++) {
     int64_t sl = base + j;
     if (e->sl_state[sl] == 0) continue;
@@ -249,6 +256,7 @@ static void process_sm(av__eng_t *e, int32_t s, double t) {
         e->sl_mt[sl] = e->W[s] + e->sl_bytes[sl];
         n_mem++;
         capsum += e->sl_cap[sl];
+        hsum += e->sl_h[sl];
       }
       if (e->sl_flops[sl] > 0) {
         e->sl_ft[sl] = e->PHI[s] + e->sl_flops[sl];
@@ -259,6 +267,7 @@ static void process_sm(av__eng_t *e, int32_t s, double t) {
         e->sl_mt[sl] = BIG;
         n_mem--;
         capsum -= e->sl_cap[sl];
+        hsum -= e->sl_h[sl];
       }
       if (e->sl_ft[sl] < BIG && (e->sl_ft[sl] - e->PHI[s]) * e->iphi[s] <= tol) {
         e->sl_ft[sl] = BIG;
@@ -268,8 +277,10 @@ static void process_sm(av__eng_t *e, int32_t s, double t) {
     if (e->sl_state[sl] == 2 && e->sl_mt[sl] >= BIG && e->sl_ft[sl] >= BIG)
       job_end(e, (int32_t)sl, s, t);
   }
-  if (n_mem != e->n_mem[s] || capsum != e->capsum[s]) {
+  if (n_mem != e->n_mem[s] || capsum != e->capsum[s] || hsum != e->hsum[s]) {
     e->capsum[s] = capsum;
+    e->hsum[s] = n_mem > 0 ? hsum : 0;  /* no drift once the SM is idle */
+    e->hbar[s] = n_mem > 0 ? e->hsum[s] / n_mem : 1;
     if (e->has_curve) e->sbar[s] = mean_curve(e, s, n_mem);
     set_n_mem(e, s, n_mem);
   }
@@ -362,16 +373,17 @@ static void dispatch(av__eng_t *e, double t) {
 }
 
 /* --- bandwidth ------------------------------------------------------------------------ */
-/* Max-min fair (water-filling) share f of HBM bandwidth B among memory-active CTAs, each
- * CTA on SM s also bounded by Cn_s: find f with sum_s k_s min(f, Cn_s) = B. Start from the
- * lowest possible level B / (all CTAs); SMs whose bound is below the level are capped, the
- * rest share what is left, which raises the level; repeat until no SM changes side (at most
- * one pass per distinct bound below the final level). */
+/* Max-min fair (water-filling) share f of HBM bandwidth B among memory-active CTAs. A CTA
+ * on SM s moves bytes at most at its bound Cn_s, of which the share hbar_s misses L2, so it
+ * asks HBM for at most Cn_s hbar_s: find f with sum_s k_s min(f, Cn_s hbar_s) = B. Start from
+ * the lowest possible level B / (all CTAs); SMs whose demand is below the level are capped,
+ * the rest share what is left, which raises the level; repeat until no SM changes side (at
+ * most one pass per distinct demand below the final level). With every byte from HBM
+ * (hbar 1) this is the plain per-CTA water level. */
 static void water_level(av__eng_t *e) {
   double A = (double)e->n_mem_total;
   if (A <= 0) {
     e->f = 0;
-    e->inv_f = BIG;
     return;
   }
   double f = e->B / A;
@@ -382,8 +394,9 @@ static void water_level(av__eng_t *e) {
     for (int32_t s = 0; s < e->S; s++) {
       int32_t k = e->n_mem[s];
       if (!k) continue;
-      if (e->Cn[s] < f) {
-        capped += k * e->Cn[s];
+      const double demand = e->Cn[s] * e->hbar[s];
+      if (demand < f) {
+        capped += k * demand;
         n_capped += k;
       } else {
         free_ctas += k;
@@ -398,7 +411,6 @@ static void water_level(av__eng_t *e) {
     f = (e->B - capped) / free_ctas;
   }
   e->f = f;
-  e->inv_f = f >= BIG ? 0 : 1 / f;
 }
 
 int av__engine_loop(av__eng_t *e, av_error_t *err) {
@@ -424,10 +436,12 @@ int av__engine_loop(av__eng_t *e, av_error_t *err) {
     for (int32_t d = 0; d < n_due; d++) sm_mins(e, due[d]);
     dispatch(e, t);
     water_level(e);
-    const double f = e->f, inv_f = e->inv_f;
+    const double f = e->f;
     tn = e->heap_n ? e->heap_t[0] : BIG;
     for (int32_t s = 0; s < S; s++) {
-      double rho = dmin(f, e->Cn[s]), irho = dmax(inv_f, e->nC[s]);
+      /* HBM's share f buys f / hbar bytes of work when part of them hit L2 */
+      const double fs = f >= BIG || e->hbar[s] <= 0 ? BIG : f / e->hbar[s];
+      double rho = dmin(fs, e->Cn[s]), irho = dmax(fs >= BIG ? 0 : 1 / fs, e->nC[s]);
       e->rho[s] = rho;
       e->irho[s] = irho;
       double a = (e->mtmin[s] - e->W[s]) * irho;

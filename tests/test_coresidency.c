@@ -261,6 +261,65 @@ START_TEST(test_engine_follows_curve) {
 }
 END_TEST
 
+/* L2 hits take a CTA's time but not HBM's: after launch 0 has read root 0 into L2, launch 1
+ * runs B (root 0 again: all hits) next to C (root 1: all misses) on an HBM that cannot feed
+ * two CTAs at their rate bound. C gets the bandwidth B does not need, so both run at their
+ * lone rate; charging hits to HBM would hold both to half of it. */
+START_TEST(test_engine_hits_spare_hbm) {
+  av_profile_t prof = make_profile(NULL, 0);
+  char path[1024];
+  snprintf(path, sizeof path, "%s", write_profile(&prof, "hits"));
+  av_gpu_t g = test_gpu();
+  g.l2_bytes = 64 << 20;
+  const double cap_GBps = 2.0 * 128 * 2 / 0.01 / 1e3; /* a token's K and V per 0.01 us */
+  g.hbm_bw_measured_GBps = 1.5 * cap_GBps;
+  av_variant_t var[2];
+  av_test_tile_variants(var, SMEM_K3);
+  av_variants_t vs = {1, var};
+  av_error_t err;
+  av_error_clear(&err);
+  const int64_t len[2] = {8192, 8192};
+  av_workload_t *w = av_workload_create(2, 3);
+  ck_assert_ptr_nonnull(w);
+  w->heads = (av_heads_t){.hq = 1, .hkv = 1, .head_dim = 128, .dtype = AV_DTYPE_FP16};
+  w->block_size_tokens = 16;
+  for (int i = 0; i < 2; i++) {
+    w->nodes[i].parent = -1;
+    w->nodes[i].kv_len_tokens = len[i];
+  }
+  w->request_node[0] = 0, w->request_node[1] = 0, w->request_node[2] = 1;
+  AV_CK_OK(av_workload_finalize(w, &err), &err);
+  av_plan_t *p = av_plan_create(w, "test");
+  int32_t l0 = av_plan_add_launch(p, 0, &TILE, 0), l1 = av_plan_add_launch(p, 0, &TILE, 0);
+  for (int32_t r = 0; r < 3; r++) {
+    av_segment_t sg = {w->request_node[r], 0, 8192};
+    ck_assert_int_ge(av_plan_add_item(p, r == 0 ? l0 : l1, &r, 1, &sg, 1, AV_OUT_FINAL, -1, -1),
+                     0);
+  }
+  AV_CK_OK(av_plan_finalize(p, &err), &err);
+  av_costmodel_t *m = av_test_profile_model(path, &g, &w->heads, &vs, &err);
+  ck_assert_msg(m != NULL, "%s", err.message);
+  av_sim_config_t cfg = {.model = AV_SIM_ENGINE, .record_timeline = 1};
+  av_sim_result_t res;
+  av_timeline_t tl;
+  memset(&tl, 0, sizeof tl);
+  AV_CK_OK(av_sim_run(&cfg, p, w, &g, &vs, m, &res, &tl, &err), &err);
+  ck_assert_int_eq(tl.n, 3);
+  double dur[3];
+  for (int i = 0; i < 3; i++) dur[tl.ev[i].item] = tl.ev[i].end_us - tl.ev[i].start_us;
+  ck_assert_double_gt(res.l2_bytes, 0.99 * 8192 * 512);
+  for (int i = 1; i < 3; i++)
+    ck_assert_msg(fabs(dur[i] - dur[0]) < 1e-3 * dur[0],
+                  "item %d: %.4f us, the lone rate gives %.4f us", i, dur[i], dur[0]);
+  av_timeline_free(&tl);
+  av_sim_result_free(&res);
+  av_costmodel_destroy(m);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+  av_profile_free(&prof);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("coresidency");
   TCase *tc = tcase_create("core");
@@ -268,6 +327,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_bad_values);
   tcase_add_test(tc, test_profiler_batches);
   tcase_add_test(tc, test_engine_follows_curve);
+  tcase_add_test(tc, test_engine_hits_spare_hbm);
   suite_add_tcase(s, tc);
   return s;
 }
