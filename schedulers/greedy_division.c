@@ -15,7 +15,8 @@ static const char *const launch_choices[] = {"persistent", "grid", NULL};
 
 static const av_param_def_t gd_params[] = {
     {.name = "ctas", .type = AV_PARAM_INT, .def = "0", .min = 0, .max = 1e7,
-     .help = "thread blocks p (m in Eq. 3-4); 0 = SMs x CTAs per SM"},
+     .help = "thread blocks p (m in Eq. 3-4) per KV head, the grid being (p, KV heads); "
+             "0 = SMs x CTAs per SM / KV heads, one wave of the GPU"},
     {.name = "ctas_per_sm", .type = AV_PARAM_INT, .def = "0", .min = 0, .max = 64,
      .help = "CTAs per SM for p; 0 = occupancy of the chosen tile (1 without variants)"},
     {.name = "max_pieces", .type = AV_PARAM_INT, .def = "256", .min = 1, .max = 65536,
@@ -412,8 +413,11 @@ static int gd_setup(gd_t *g, const av_sched_ctx_t *ctx, const av_params_t *param
                                (int)av_params_int(params, "tile_n"), &g->tile, err)))
     return rc;
   int64_t p = av_params_int(params, "ctas"), per_sm = av_params_int(params, "ctas_per_sm");
-  if (p <= 0) p = per_sm > 0 ? per_sm * ctx->gpu->sm_count
-                             : av_sched_concurrent_ctas(ctx, &g->tile, 1);
+  /* Each queue (and each grid-launch sub-task) runs once per KV head, so the p blocks of
+   * Eq. 3-4 that run at once are the GPU's concurrent CTAs over the KV heads. */
+  const int64_t hkv = ctx->workload->heads.hkv > 0 ? ctx->workload->heads.hkv : 1;
+  if (p <= 0) p = per_sm > 0 ? per_sm * ctx->gpu->sm_count / hkv
+                             : av_sched_concurrent_queues(ctx, &g->tile, 1);
   g->p = (int32_t)(p > 0 ? p : 1);
   for (int32_t k = 0; k < g->nc; k++) g->c[k].c1 = class_cost(g, &g->c[k], 1);
   size_t nc = (size_t)(g->nc ? g->nc : 1);

@@ -170,6 +170,13 @@ int32_t av_sched_concurrent_ctas(const av_sched_ctx_t *ctx, const av_tile_t *til
   return (int32_t)ctx->gpu->sm_count * per_sm;
 }
 
+int32_t av_sched_concurrent_queues(const av_sched_ctx_t *ctx, const av_tile_t *tile,
+                                   int fallback_per_sm) {
+  const int32_t hkv = ctx->workload->heads.hkv > 0 ? ctx->workload->heads.hkv : 1;
+  const int32_t q = av_sched_concurrent_ctas(ctx, tile, fallback_per_sm) / hkv;
+  return q > 0 ? q : 1;
+}
+
 int32_t av_sched_node_pieces(const av_workload_t *w, int32_t u, int64_t k, int32_t per_cta,
                              av_sched_piece_t *out) {
   int32_t share = w->node_req_offsets[u + 1] - w->node_req_offsets[u];

@@ -74,6 +74,12 @@ double av_sched_cost_us(const av_sched_ctx_t *ctx, int32_t n_q, int64_t kv_token
  * variants table when it lists the tile, else `fallback_per_sm`). */
 int32_t av_sched_concurrent_ctas(const av_sched_ctx_t *ctx, const av_tile_t *tile,
                                  int fallback_per_sm);
+/* Persistent queues that run at once when every queue is launched once per KV head (grid
+ * (queues, hkv)): av_sched_concurrent_ctas / hkv, at least 1. FlashInfer's scheduler sizes
+ * its split the same way (max_grid_size / num_kv_heads, include/flashinfer/attention/
+ * scheduler.cuh), so a persistent grid is one wave of the whole GPU, not hkv waves. */
+int32_t av_sched_concurrent_queues(const av_sched_ctx_t *ctx, const av_tile_t *tile,
+                                   int fallback_per_sm);
 
 /* --- node pieces: the KV-centric schedulers' unit of work ------------------------------ */
 

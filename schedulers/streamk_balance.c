@@ -14,7 +14,8 @@ static const av_param_def_t sk_params[] = {
      .help = "shared-prefix nodes (share > 1) as multi-row blocks with all their queries, "
              "unique suffixes per request (FlashInfer 3.1.2)"},
     {.name = "ctas", .type = AV_PARAM_INT, .def = "0", .min = 0, .max = 1e7,
-     .help = "persistent CTAs (#CTA); 0 = SMs x CTAs per SM"},
+     .help = "persistent CTAs (#CTA) per KV head, the grid being (#CTA, KV heads); 0 = SMs x "
+             "CTAs per SM / KV heads, as FlashInfer's scheduler (max_grid_size / num_kv_heads)"},
     {.name = "ctas_per_sm", .type = AV_PARAM_INT, .def = "0", .min = 0, .max = 64,
      .help = "resident CTAs per SM; 0 = occupancy of the persistent variant"},
     {.name = "fallback_ctas_per_sm", .type = AV_PARAM_INT, .def = "1", .min = 1, .max = 64,
@@ -85,13 +86,14 @@ static int sk_config(const av_sched_ctx_t *ctx, const av_params_t *p, sk_cfg_t *
                         tq > 0 ? tq : g, c->tile.m_rows);
   int64_t ctas = av_params_int(p, "ctas");
   int64_t per_sm = av_params_int(p, "ctas_per_sm");
+  const int64_t hkv = ctx->workload->heads.hkv;
   if (ctas > 0)
     c->n_cta = (int32_t)ctas;
   else if (per_sm > 0)
-    c->n_cta = (int32_t)(ctx->gpu->sm_count * per_sm);
+    c->n_cta = (int32_t)(ctx->gpu->sm_count * per_sm / (hkv > 0 ? hkv : 1));
   else
-    c->n_cta = av_sched_concurrent_ctas(ctx, &c->tile,
-                                        (int)av_params_int(p, "fallback_ctas_per_sm"));
+    c->n_cta = av_sched_concurrent_queues(ctx, &c->tile,
+                                          (int)av_params_int(p, "fallback_ctas_per_sm"));
   if (c->n_cta < 1)
     return av_error_set(err, AV_ERR_RANGE, NULL, "ctas", "the GPU spec gives no CTAs");
   return AV_OK;
