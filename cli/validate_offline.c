@@ -135,15 +135,17 @@ static int pair(octx_t *c, int bi, int si, const av_costmodel_t *cost, av_vseen_
   if (!rc) rc = av_scheduler_plan(s->ops, &s->params, &ctx, &plan, err);
   if (!rc) rc = av_plan_check(plan, b->w, err);
   if (!rc) rc = av_sim_run(&cfg, plan, b->w, &c->e->gpus[0], c->vs, cost, &res, NULL, err);
+  const int twin = rc ? -1 : av_vseen_find(sp, plan);
   if (!rc) {
     meas = row;
     if (strcmp(s->ops->name, "auto") == 0) {
-      char now[64], was[64];
+      char now[96], was[96];
       auto_choice(plan->params, now, sizeof now);
       auto_choice(jstr(row, "params"), was, sizeof was);
       if (strcmp(now, was) != 0) {
         c->auto_switched++;
-        rc = auto_measured(c, bi, now, &meas, err);
+        /* a plan another row made (any parameters) shares that row's measurement below */
+        if (twin < 0) rc = auto_measured(c, bi, now, &meas, err);
       }
     } else if (strcmp(plan->params, jstr(row, "params")) != 0) {
       c->changed_plans++;
@@ -151,7 +153,6 @@ static int pair(octx_t *c, int bi, int si, const av_costmodel_t *cost, av_vseen_
               s->label, plan->params, jstr(row, "params"));
     }
   }
-  const int twin = rc ? -1 : av_vseen_find(sp, plan);
   if (!rc && twin >= 0) {
     /* the same plan as an earlier row's: its measurement, as validate on the GPU does */
     x->batch = bi;

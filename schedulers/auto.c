@@ -1,6 +1,8 @@
-/* auto: plans the batch with every other registered scheduler (default parameters), predicts
- * each plan's time with the simulator, and keeps the predicted fastest — the reason anvil
- * has a simulator. The plan records which scheduler won and by how much. */
+/* auto: plans the batch with every other registered scheduler (its default parameters, then
+ * each policy alternative it declares in av_scheduler_ops_t.alternatives), predicts each
+ * plan's time with the simulator, and keeps the predicted fastest — the reason anvil has a
+ * simulator. The plan records which candidate won ("chose=profit_pack[cost=compute]") and
+ * by how much. */
 #include <stdio.h>
 #include <string.h>
 
@@ -42,23 +44,27 @@ static int auto_predict(const av_sched_ctx_t *ctx, const av_costmodel_t *cost,
   return rc;
 }
 
-/* One candidate: plan with defaults, prove it exact, predict. A candidate that does not
- * support this batch or GPU (AV_ERR_UNSUPPORTED) is skipped: *plan stays NULL. */
+/* One candidate: plan with the defaults (alt NULL) or the defaults with one policy
+ * alternative of the scheduler ("cost=compute"), prove it exact, predict. A candidate that
+ * does not support this batch or GPU (AV_ERR_UNSUPPORTED) is skipped: *plan stays NULL. */
 static int auto_candidate(const av_sched_ctx_t *ctx, const av_costmodel_t *cost,
-                          av_sim_model_t model, const av_scheduler_ops_t *ops,
+                          av_sim_model_t model, const av_scheduler_ops_t *ops, const char *alt,
                           av_plan_t **plan, double *time_us, av_error_t *err) {
   *plan = NULL;
   av_error_t e;
   av_error_clear(&e);
-  int rc = av_scheduler_plan(ops, NULL, ctx, plan, &e);
+  av_params_t params;
+  int rc = av_params_init(&params, ops->params, &e);
+  if (rc == AV_OK && alt) rc = av_params_set_text(&params, alt, ops->name, &e);
+  if (rc == AV_OK) rc = av_scheduler_plan(ops, &params, ctx, plan, &e);
   if (rc == AV_ERR_UNSUPPORTED) return AV_OK;
   if (rc == AV_OK) rc = av_plan_check(*plan, ctx->workload, &e);
   if (rc == AV_OK) rc = auto_predict(ctx, cost, model, *plan, time_us, &e);
   if (rc) {
     av_plan_destroy(*plan);
     *plan = NULL;
-    return av_error_set(err, rc, e.source, e.path, "auto: candidate '%s': %s", ops->name,
-                        e.message);
+    return av_error_set(err, rc, e.source, e.path, "auto: candidate '%s%s%s%s': %s", ops->name,
+                        alt ? "[" : "", alt ? alt : "", alt ? "]" : "", e.message);
   }
   return AV_OK;
 }
@@ -85,26 +91,41 @@ static int auto_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_pl
   int n_ops = 0;
   const av_scheduler_ops_t *const *all = av_scheduler_all(&n_ops);
   av_plan_t *best = NULL;
-  const char *best_name = "", *second_name = "";
   double best_us = 0.0, second_us = 0.0;
   int rc = AV_OK, have_second = 0;
+  char best_name[96] = "", second_name[96] = "";
   for (int i = 0; i < n_ops && rc == AV_OK; i++) {
     if (all[i] == &av_sched_auto) continue;
-    av_plan_t *cand = NULL;
-    double t = 0.0;
-    rc = auto_candidate(ctx, cost, model, all[i], &cand, &t, err);
-    if (rc || !cand) continue;
-    /* strictly faster replaces: ties keep the earlier scheduler in registry order */
-    if (!best || t < best_us) {
-      if (best) {
-        second_us = best_us, second_name = best_name, have_second = 1;
-        av_plan_destroy(best);
+    /* the defaults, then each policy alternative the scheduler declares (PAT's compute cost
+     * model, serial streams, ...: measured best on some batches, docs/validation.md) */
+    const char *const *alts = all[i]->alternatives;
+    for (int a = -1; rc == AV_OK && (a < 0 || (alts && alts[a])); a++) {
+      const char *alt = a < 0 ? NULL : alts[a];
+      av_plan_t *cand = NULL;
+      double t = 0.0;
+      rc = auto_candidate(ctx, cost, model, all[i], alt, &cand, &t, err);
+      if (rc || !cand) continue;
+      char name[96];
+      snprintf(name, sizeof name, "%.40s%s%.40s%s", all[i]->name, alt ? "[" : "", alt ? alt : "",
+               alt ? "]" : "");
+      /* strictly faster replaces: ties keep the earlier candidate (registry order, defaults
+       * before alternatives) */
+      if (!best || t < best_us) {
+        if (best) {
+          second_us = best_us, have_second = 1;
+          memcpy(second_name, best_name, sizeof second_name);
+          av_plan_destroy(best);
+        }
+        best = cand, best_us = t;
+        memcpy(best_name, name, sizeof best_name);
+      } else {
+        if (!have_second || t < second_us) {
+          second_us = t;
+          memcpy(second_name, name, sizeof second_name);
+        }
+        have_second = 1;
+        av_plan_destroy(cand);
       }
-      best = cand, best_us = t, best_name = all[i]->name;
-    } else {
-      if (!have_second || t < second_us) second_us = t, second_name = all[i]->name;
-      have_second = 1;
-      av_plan_destroy(cand);
     }
   }
   av_costmodel_destroy(own);
@@ -128,7 +149,8 @@ static int auto_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_pl
 
 const av_scheduler_ops_t av_sched_auto = {
     .name = "auto",
-    .description = "simulates every other scheduler's plan and keeps the predicted fastest",
+    .description = "simulates every other scheduler's plan (defaults and declared policy "
+                   "alternatives) and keeps the predicted fastest",
     .params = auto_params,
     .plan = auto_plan,
 };

@@ -447,10 +447,17 @@ done:
   return AV_OK;
 }
 
+/* What `auto` tries besides the defaults: PAT's ablation switches (PAT §8.4) that are the
+ * measured best on some batches (pat-compute on 8 of 30 held-out random forests on the H200,
+ * docs/validation.md "auto's candidates"). */
+static const char *const profit_pack_alternatives[] = {"cost=compute", "packing=naive",
+                                                       "streams=serial", NULL};
+
 const av_scheduler_ops_t av_sched_profit_pack = {
     .name = "profit_pack",
     .description = "PAT 5-6: prefix-tree packing by memory profit, multi-tile, long-KV split, "
                    "one stream per tile",
     .params = pp_params,
     .plan = pp_plan,
+    .alternatives = profit_pack_alternatives,
 };

@@ -28,6 +28,9 @@ typedef struct av_scheduler_ops {
    * deterministic: the same inputs give an identical plan. */
   int (*plan)(const av_sched_ctx_t *ctx, const av_params_t *params, av_plan_t **out,
               av_error_t *err);
+  /* Policy alternatives `auto` simulates besides the defaults: NULL-terminated parameter
+   * assignments ("cost=compute"), each applied alone to the defaults; may be NULL. */
+  const char *const *alternatives;
 } av_scheduler_ops_t;
 
 const av_scheduler_ops_t *av_scheduler_find(const char *name);

@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "costmodels/costmodel.h"
 #include "schedulers/scheduler.h"
 #include "sim/gpu.h"
 #include "sim/plan.h"
+#include "sim/sim.h"
 #include "sim/variants.h"
 #include "tests/support.h"
 
@@ -333,22 +335,86 @@ START_TEST(auto_records_choice) {
   ck_assert_ptr_nonnull(strstr(p->params, "margin="));
   AV_CK_OK(av_plan_finalize(p, &err), &err);
   AV_CK_OK(av_plan_check(p, w, &err), &err);
-  /* the chosen plan is one of the candidates' plans, so it is no slower than any of them */
+  /* the chosen plan is one of the candidates' plans ("NAME" or "NAME[ALTERNATIVE]"), so it
+   * is no slower than any of them */
   const char *chose = p->params + 6;
+  const size_t len = strcspn(chose, "[,");
   const av_scheduler_ops_t *winner = NULL;
   int n_ops = 0;
   const av_scheduler_ops_t *const *all = av_scheduler_all(&n_ops);
   for (int i = 0; i < n_ops; i++)
-    if (strncmp(chose, all[i]->name, strlen(all[i]->name)) == 0 &&
-        chose[strlen(all[i]->name)] == ',')
-      winner = all[i];
+    if (strlen(all[i]->name) == len && strncmp(chose, all[i]->name, len) == 0) winner = all[i];
   ck_assert_msg(winner != NULL, "chose an unknown scheduler: %s", p->params);
+  av_params_t wp;
+  AV_CK_OK(av_params_init(&wp, winner->params, &err), &err);
+  if (chose[len] == '[') {
+    char alt[96];
+    snprintf(alt, sizeof alt, "%.*s", (int)strcspn(chose + len + 1, "]"), chose + len + 1);
+    int declared = 0;
+    for (int a = 0; winner->alternatives && winner->alternatives[a]; a++)
+      declared |= strcmp(winner->alternatives[a], alt) == 0;
+    ck_assert_msg(declared, "chose an alternative %s does not declare: %s", winner->name, alt);
+    AV_CK_OK(av_params_set_text(&wp, alt, "test", &err), &err);
+  }
   av_plan_t *again = NULL;
-  AV_CK_OK(av_scheduler_plan(winner, NULL, &ctx, &again, &err), &err);
+  AV_CK_OK(av_scheduler_plan(winner, &wp, &ctx, &again, &err), &err);
   memcpy(again->scheduler, p->scheduler, sizeof p->scheduler); /* equal up to the labels */
   memcpy(again->params, p->params, sizeof p->params);
   ck_assert(av_plan_equal(p, again));
   av_plan_destroy(again);
+  /* every declared policy alternative was a candidate: none is predicted faster than auto's
+   * choice (the same simulator and roofline model auto ranks with) */
+  av_cost_env_t env = {.gpu = &gpu, .heads = &w->heads, .variants = vs};
+  av_costmodel_t *roof = av_costmodel_create(av_costmodel_find("roofline"), NULL, &env, &err);
+  ck_assert_ptr_nonnull(roof);
+  av_sim_config_t cfg = {.model = AV_SIM_ENGINE};
+  av_sim_result_t r;
+  AV_CK_OK(av_sim_run(&cfg, p, w, &gpu, vs, roof, &r, NULL, &err), &err);
+  const double chosen_us = r.makespan_us;
+  av_sim_result_free(&r);
+  int tried = 0;
+  for (int i = 0; i < n_ops; i++)
+    for (int a = 0; all[i]->alternatives && all[i]->alternatives[a]; a++) {
+      av_params_t ap;
+      AV_CK_OK(av_params_init(&ap, all[i]->params, &err), &err);
+      AV_CK_OK(av_params_set_text(&ap, all[i]->alternatives[a], "test", &err), &err);
+      av_plan_t *alt = NULL;
+      if (av_scheduler_plan(all[i], &ap, &ctx, &alt, &err) != AV_OK) continue;
+      AV_CK_OK(av_sim_run(&cfg, alt, w, &gpu, vs, roof, &r, NULL, &err), &err);
+      ck_assert_msg(chosen_us <= r.makespan_us + 1e-9, "%s[%s] predicted %.4f us < auto's %.4f",
+                    all[i]->name, all[i]->alternatives[a], r.makespan_us, chosen_us);
+      tried++;
+      av_sim_result_free(&r);
+      av_plan_destroy(alt);
+    }
+  ck_assert_int_ge(tried, 3);
+  av_costmodel_destroy(roof);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+  av_variants_destroy(vs);
+}
+END_TEST
+
+/* A batch where PAT's compute-cost packing (a declared alternative of profit_pack) is the
+ * predicted fastest plan of all (seed-52 random forest, H200 spec, roofline model): auto must
+ * have simulated it and chosen it. */
+START_TEST(auto_tries_alternatives) {
+  av_error_t err;
+  av_error_clear(&err);
+  av_gpu_t gpu;
+  AV_CK_OK(av_gpu_load("H200-SXM", NULL, &gpu, &err), &err);
+  av_variants_t *vs = av_variants_load(NULL, &err);
+  ck_assert_msg(vs != NULL, "%s", err.message);
+  av_heads_t h = {.hq = 32, .hkv = 8, .head_dim = 128, .dtype = AV_DTYPE_FP16};
+  av_random_spec_t spec = {.seed = 52, .min_depth = 1, .max_depth = 4, .max_requests = 64,
+                           .max_children = 6, .min_len = 16, .max_len = 2048};
+  av_workload_t *w = av_workload_random(&spec, &h, &err);
+  ck_assert_msg(w != NULL, "%s", err.message);
+  av_sched_ctx_t ctx = {.workload = w, .gpu = &gpu, .variants = vs, .cost = NULL};
+  av_plan_t *p = NULL;
+  AV_CK_OK(av_scheduler_plan(&av_sched_auto, NULL, &ctx, &p, &err), &err);
+  ck_assert_msg(strstr(p->params, "chose=profit_pack[cost=compute],") != NULL, "params: %s",
+                p->params);
   av_plan_destroy(p);
   av_workload_destroy(w);
   av_variants_destroy(vs);
@@ -398,6 +464,7 @@ int main(void) {
   tcase_add_test(tc, flashinfer_algorithm1_by_hand);
   tcase_add_test(tc, flashinfer_composable);
   tcase_add_test(tc, auto_records_choice);
+  tcase_add_test(tc, auto_tries_alternatives);
   tcase_add_test(tc, bad_parameters);
   tcase_add_test(tc, registered_by_name);
   suite_add_tcase(s, tc);
