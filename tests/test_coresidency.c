@@ -192,6 +192,22 @@ START_TEST(test_profiler_batches) {
 }
 END_TEST
 
+/* Finalizes p and simulates it on g with the profile at `path`, recording every CTA in *tl
+ * (caller frees tl and res). */
+static void sim_timeline(const char *path, const av_gpu_t *g, const av_variants_t *vs,
+                         const av_workload_t *w, av_plan_t *p, av_sim_result_t *res,
+                         av_timeline_t *tl) {
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_plan_finalize(p, &err), &err);
+  av_costmodel_t *m = av_test_profile_model(path, g, &w->heads, vs, &err);
+  ck_assert_msg(m != NULL, "%s", err.message);
+  av_sim_config_t cfg = {.model = AV_SIM_ENGINE, .record_timeline = 1};
+  memset(tl, 0, sizeof *tl);
+  AV_CK_OK(av_sim_run(&cfg, p, w, g, vs, m, res, tl, &err), &err);
+  av_costmodel_destroy(m);
+}
+
 /* Durations of k x SMs identical CTAs (8192 tokens each) on test-gpu, predicted by the engine
  * with the profile at `path`; every CTA's duration in dur[] (k x 4 of them). */
 static void engine_grid(const char *path, int k, double *dur) {
@@ -218,19 +234,13 @@ static void engine_grid(const char *path, int k, double *dur) {
     av_segment_t sg = {r, 0, 8192};
     ck_assert_int_ge(av_plan_add_item(p, l, &r, 1, &sg, 1, AV_OUT_FINAL, -1, -1), 0);
   }
-  AV_CK_OK(av_plan_finalize(p, &err), &err);
-  av_costmodel_t *m = av_test_profile_model(path, &g, &w->heads, &vs, &err);
-  ck_assert_msg(m != NULL, "%s", err.message);
-  av_sim_config_t cfg = {.model = AV_SIM_ENGINE, .record_timeline = 1};
   av_sim_result_t res;
   av_timeline_t tl;
-  memset(&tl, 0, sizeof tl);
-  AV_CK_OK(av_sim_run(&cfg, p, w, &g, &vs, m, &res, &tl, &err), &err);
+  sim_timeline(path, &g, &vs, w, p, &res, &tl);
   ck_assert_int_eq(tl.n, n);
   for (int i = 0; i < n; i++) dur[i] = tl.ev[i].end_us - tl.ev[i].start_us;
   av_timeline_free(&tl);
   av_sim_result_free(&res);
-  av_costmodel_destroy(m);
   av_plan_destroy(p);
   av_workload_destroy(w);
 }
@@ -296,14 +306,9 @@ START_TEST(test_engine_hits_spare_hbm) {
     ck_assert_int_ge(av_plan_add_item(p, r == 0 ? l0 : l1, &r, 1, &sg, 1, AV_OUT_FINAL, -1, -1),
                      0);
   }
-  AV_CK_OK(av_plan_finalize(p, &err), &err);
-  av_costmodel_t *m = av_test_profile_model(path, &g, &w->heads, &vs, &err);
-  ck_assert_msg(m != NULL, "%s", err.message);
-  av_sim_config_t cfg = {.model = AV_SIM_ENGINE, .record_timeline = 1};
   av_sim_result_t res;
   av_timeline_t tl;
-  memset(&tl, 0, sizeof tl);
-  AV_CK_OK(av_sim_run(&cfg, p, w, &g, &vs, m, &res, &tl, &err), &err);
+  sim_timeline(path, &g, &vs, w, p, &res, &tl);
   ck_assert_int_eq(tl.n, 3);
   double dur[3];
   for (int i = 0; i < 3; i++) dur[tl.ev[i].item] = tl.ev[i].end_us - tl.ev[i].start_us;
@@ -313,7 +318,6 @@ START_TEST(test_engine_hits_spare_hbm) {
                   "item %d: %.4f us, the lone rate gives %.4f us", i, dur[i], dur[0]);
   av_timeline_free(&tl);
   av_sim_result_free(&res);
-  av_costmodel_destroy(m);
   av_plan_destroy(p);
   av_workload_destroy(w);
   av_profile_free(&prof);

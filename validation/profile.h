@@ -18,6 +18,7 @@
 #include "sim/plan.h"
 #include "sim/variants.h"
 #include "sim/workload.h"
+#include "validation/executor.h"
 
 #define AV_PROF_MAX_NQ 8
 #define AV_PROF_MAX_KV 12
@@ -192,6 +193,8 @@ int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
                        const av_profile_opts_t *o, av_profile_t *out, av_error_t *err);
 /* Copies twice the L2's size so the next run starts with a cold L2 (profile steps). */
 int av__profile_flush_l2(const av_gpu_t *g, av_error_t *err);
+/* Executor options of one traced, unverified, untimed run (the profiler's measurements). */
+void av__profile_traced_opts(av_exec_opts_t *o);
 /* Measures the merge curves (every head dim and dtype of o) and the empty persistent CTA
  * (d 128 fp16) on device 0. */
 int av_profile_measure_merge(const av_gpu_t *g, const av_variants_t *vs,

@@ -187,11 +187,7 @@ static int merge_trace(const json_t *trace, int first_only, merge_obs_t *m, av_e
 static int merge_point(av_exec_batch_t *b, const av_gpu_t *g, const av_plan_t *p, int runs,
                        int first_only, merge_obs_t *m, av_error_t *err) {
   av_exec_opts_t o;
-  av_exec_opts_default(&o);
-  o.verify = 0;
-  o.trace = 1;
-  o.repeats = 0;
-  o.warmup = 0;
+  av__profile_traced_opts(&o);
   int rc = AV_OK;
   memset(m, 0, sizeof *m);
   for (int r = 0; r < runs && !rc; r++) {

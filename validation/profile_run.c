@@ -48,15 +48,19 @@ int av__profile_flush_l2(const av_gpu_t *g, av_error_t *err) {
                                 err);
 }
 
+void av__profile_traced_opts(av_exec_opts_t *o) {
+  av_exec_opts_default(o);
+  o->verify = 0;
+  o->trace = 1;
+  o->repeats = 0;
+  o->warmup = 0;
+}
+
 /* One traced run of p on b; dur[item] = the item's CTA duration (KV head 0). */
 static int traced_run(av_exec_batch_t *b, const av_gpu_t *g, const av_plan_t *p, double *dur,
                       av_exec_result_t *keep, av_error_t *err) {
   av_exec_opts_t o;
-  av_exec_opts_default(&o);
-  o.verify = 0;
-  o.trace = 1;
-  o.repeats = 0;
-  o.warmup = 0;
+  av__profile_traced_opts(&o);
   av_exec_result_t r;
   int rc = av__profile_flush_l2(g, err);
   if (!rc) rc = av_exec_batch_run(b, p, &o, &r, err);
@@ -302,11 +306,7 @@ static int cores_point(av_exec_batch_t *b, const av_workload_t *w, const av_gpu_
   av_plan_t *p = av_profile_cores_plan(w, &c->tile, err);
   if (!p) return err && err->code ? err->code : AV_ERR_INTERNAL;
   av_exec_opts_t o;
-  av_exec_opts_default(&o);
-  o.verify = 0;
-  o.trace = 1;
-  o.repeats = 0;
-  o.warmup = 0;
+  av__profile_traced_opts(&o);
   double dur = 0, span = 0;
   int rc = AV_OK;
   for (int r = 0; r < runs && !rc; r++) {
