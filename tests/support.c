@@ -11,7 +11,9 @@
 #include <dirent.h>
 
 #include "costmodels/costmodel.h"
+#include "sim/json_util.h"
 #include "sim/params.h"
+#include "validation/profile.h"
 
 av_heads_t av_test_heads(void) {
   av_heads_t h = {.hq = 32, .hkv = 8, .head_dim = 128, .dtype = AV_DTYPE_FP16};
@@ -165,4 +167,16 @@ int av_test_bad_profiles(const char *rel, const av_gpu_t *g, const av_heads_t *h
   }
   closedir(d);
   return cases;
+}
+
+const char *av_test_write_profile(const struct av_profile *p, const char *name) {
+  static char path[1024];
+  snprintf(path, sizeof path, "%s/%s.json", AV_BINARY_DIR, name);
+  json_t *doc = av_profile_to_json(p);
+  ck_assert_ptr_nonnull(doc);
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_json_dump_file(doc, path, &err), &err);
+  json_decref(doc);
+  return path;
 }

@@ -44,6 +44,10 @@ char *av_test_read_file(const char *path);
  * NULL with err set when the model refuses it. */
 av_costmodel_t *av_test_profile_model(const char *path, const av_gpu_t *g, const av_heads_t *h,
                                       const av_variants_t *vs, av_error_t *err);
+/* Writes profile p (av_profile_to_json) to AV_BINARY_DIR/<name>.json; returns the path (a
+ * static buffer, overwritten by the next call). */
+struct av_profile;
+const char *av_test_write_profile(const struct av_profile *p, const char *name);
 /* Every case directory under AV_TEST_DIR/rel: its input.json must be refused by the profile
  * cost model with the key path on expected_error's first line and its second line inside the
  * message, the file named as the source. Returns the number of cases. */

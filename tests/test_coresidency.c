@@ -76,19 +76,6 @@ static av_profile_t make_profile(const double *curve, int n_k) {
   return p;
 }
 
-/* Writes p with av_profile_to_json to the build tree; returns the path (static buffer). */
-static const char *write_profile(const av_profile_t *p, const char *name) {
-  static char path[1024];
-  snprintf(path, sizeof path, "%s/test_coresidency_%s.json", AV_BINARY_DIR, name);
-  json_t *doc = av_profile_to_json(p);
-  ck_assert_ptr_nonnull(doc);
-  av_error_t err;
-  av_error_clear(&err);
-  AV_CK_OK(av_json_dump_file(doc, path, &err), &err);
-  json_decref(doc);
-  return path;
-}
-
 /* The profile cost model on gpu/heads from `path`; NULL with err set when rejected. */
 static double slowdown_at(const av_costmodel_t *m, av_tile_t tile, int k) {
   av_cost_query_t q = {.n_q = 1, .rows = 1, .kv_tokens = 2048, .tile = tile,
@@ -101,7 +88,7 @@ static double slowdown_at(const av_costmodel_t *m, av_tile_t tile, int k) {
 START_TEST(test_round_trip) {
   const double curve[3] = {1.0, 1.2, 1.5};
   av_profile_t p = make_profile(curve, 3);
-  const char *path = write_profile(&p, "round_trip");
+  const char *path = av_test_write_profile(&p, "test_coresidency_round_trip");
   av_gpu_t g = test_gpu();
   av_heads_t h = av_test_heads();
   av_error_t err;
@@ -120,7 +107,8 @@ START_TEST(test_round_trip) {
 
   /* the written document carries every recorded series */
   json_t *doc = av_profile_to_json(&p);
-  const json_t *v = json_array_get(json_object_get(json_object_get(doc, "coresidency"), "variants"), 0);
+  const json_t *v =
+      json_array_get(json_object_get(json_object_get(doc, "coresidency"), "variants"), 0);
   ck_assert_int_eq(json_array_size(json_object_get(v, "k")), 3);
   ck_assert_double_eq_tol(json_number_value(json_array_get(json_object_get(v, "hbm_GBps"), 2)),
                           3000, 1e-9);
@@ -130,7 +118,8 @@ START_TEST(test_round_trip) {
 
   /* a profile without the key (the committed one) loads and gives no figure */
   av_profile_t old = make_profile(NULL, 0);
-  m = av_test_profile_model(write_profile(&old, "old"), &g, &h, NULL, &err);
+  m = av_test_profile_model(av_test_write_profile(&old, "test_coresidency_old"), &g, &h, NULL,
+                            &err);
   ck_assert_msg(m != NULL, "%s", err.message);
   ck_assert_double_eq(slowdown_at(m, TILE, 2), 0);
   av_costmodel_destroy(m);
@@ -249,8 +238,9 @@ START_TEST(test_engine_follows_curve) {
   const double curve[3] = {1.0, 1.25, 1.6};
   av_profile_t with = make_profile(curve, 3), without = make_profile(NULL, 0);
   char p_with[1024], p_without[1024];
-  snprintf(p_with, sizeof p_with, "%s", write_profile(&with, "engine"));
-  snprintf(p_without, sizeof p_without, "%s", write_profile(&without, "engine_old"));
+  snprintf(p_with, sizeof p_with, "%s", av_test_write_profile(&with, "test_coresidency_engine"));
+  snprintf(p_without, sizeof p_without, "%s",
+           av_test_write_profile(&without, "test_coresidency_engine_old"));
   double lone[4], dur[12];
   engine_grid(p_with, 1, lone);
   /* alone, a CTA takes C(n_q, n) of the profile: 0.01 us per token (plus its Q/O bytes) */
@@ -278,7 +268,7 @@ END_TEST
 START_TEST(test_engine_hits_spare_hbm) {
   av_profile_t prof = make_profile(NULL, 0);
   char path[1024];
-  snprintf(path, sizeof path, "%s", write_profile(&prof, "hits"));
+  snprintf(path, sizeof path, "%s", av_test_write_profile(&prof, "test_coresidency_hits"));
   av_gpu_t g = test_gpu();
   g.l2_bytes = 64 << 20;
   const double cap_GBps = 2.0 * 128 * 2 / 0.01 / 1e3; /* a token's K and V per 0.01 us */

@@ -87,18 +87,6 @@ static av_profile_t make_profile(int merge) {
   return p;
 }
 
-static const char *write_profile(const av_profile_t *p, const char *name) {
-  static char path[1024];
-  snprintf(path, sizeof path, "%s/test_profile_merge_%s.json", AV_BINARY_DIR, name);
-  json_t *doc = av_profile_to_json(p);
-  ck_assert_ptr_nonnull(doc);
-  av_error_t err;
-  av_error_clear(&err);
-  AV_CK_OK(av_json_dump_file(doc, path, &err), &err);
-  json_decref(doc);
-  return path;
-}
-
 static double merge_time_cold(const av_costmodel_t *m, int slots, double cold) {
   av_cost_query_t q = {.n_q = slots, .rows = 4, .cold_frac = cold};
   q.tile.kind = AV_KERNEL_MERGE;
@@ -128,7 +116,8 @@ START_TEST(test_round_trip) {
   h.dtype = AV_DTYPE_FP16;
   av_error_t err;
   av_error_clear(&err);
-  av_costmodel_t *m = av_test_profile_model(write_profile(&p, "rt"), &g, &h, NULL, &err);
+  av_costmodel_t *m =
+      av_test_profile_model(av_test_write_profile(&p, "test_profile_merge_rt"), &g, &h, NULL, &err);
   ck_assert_msg(m != NULL, "%s", err.message);
   for (int i = 0; i < 4; i++) ck_assert_double_eq_tol(merge_time(m, SLOTS[i]), TIMES[i], 1e-9);
   ck_assert_double_eq_tol(merge_time(m, 3), 3.0, 1e-9);          /* between 2 and 4 */
@@ -138,7 +127,8 @@ START_TEST(test_round_trip) {
   ck_assert_double_eq_tol(merge_time_cold(m, 4, 1), 3.5, 1e-9);
   av_costmodel_destroy(m);
   av_profile_t cold = make_profile(2);
-  m = av_test_profile_model(write_profile(&cold, "cold"), &g, &h, NULL, &err);
+  m = av_test_profile_model(av_test_write_profile(&cold, "test_profile_merge_cold"), &g, &h, NULL,
+                            &err);
   ck_assert_msg(m != NULL, "%s", err.message);
   ck_assert_double_eq_tol(merge_time_cold(m, 4, 0), 3.5, 1e-9);
   ck_assert_double_eq_tol(merge_time_cold(m, 4, 1), COLD * 3.5, 1e-9);
@@ -146,7 +136,8 @@ START_TEST(test_round_trip) {
   ck_assert_double_eq_tol(merge_time_cold(m, 16, 1), COLD * (5.5 + 8 * 0.5), 1e-9);
   av_costmodel_destroy(m);
   av_profile_free(&cold);
-  m = av_test_profile_model(write_profile(&old, "old"), &g, &h, NULL, &err);
+  m = av_test_profile_model(av_test_write_profile(&old, "test_profile_merge_old"), &g, &h, NULL,
+                            &err);
   ck_assert_msg(m != NULL, "%s", err.message);
   ck_assert_double_eq(merge_time(m, 4), 0);
   ck_assert_double_eq(empty_time(m), 0);
@@ -262,8 +253,9 @@ static av_sim_result_t simulate(const char *path, const av_plan_t *p, const av_w
 START_TEST(test_engine_merge_and_empty) {
   av_profile_t with = make_profile(1), without = make_profile(0);
   char p_with[1024], p_without[1024];
-  snprintf(p_with, sizeof p_with, "%s", write_profile(&with, "engine"));
-  snprintf(p_without, sizeof p_without, "%s", write_profile(&without, "engine_old"));
+  snprintf(p_with, sizeof p_with, "%s", av_test_write_profile(&with, "test_profile_merge_engine"));
+  snprintf(p_without, sizeof p_without, "%s",
+           av_test_write_profile(&without, "test_profile_merge_engine_old"));
   av_error_t err;
   av_error_clear(&err);
   /* one merge CTA (4 rows, one request) of k slots: alone it takes the profile's T(k) */
@@ -327,7 +319,7 @@ END_TEST
 START_TEST(test_engine_merge_cold) {
   av_profile_t cold = make_profile(2);
   char path[1024];
-  snprintf(path, sizeof path, "%s", write_profile(&cold, "engine_cold"));
+  snprintf(path, sizeof path, "%s", av_test_write_profile(&cold, "test_profile_merge_engine_cold"));
   av_error_t err;
   av_error_clear(&err);
   av_workload_t *w = av_profile_merge_workload(8, 4, 128, AV_DTYPE_FP16, &err);
@@ -359,7 +351,7 @@ END_TEST
 START_TEST(test_engine_join_and_tail) {
   av_profile_t with = make_profile(1);
   char path[1024];
-  snprintf(path, sizeof path, "%s", write_profile(&with, "join"));
+  snprintf(path, sizeof path, "%s", av_test_write_profile(&with, "test_profile_merge_join"));
   av_error_t err;
   av_error_clear(&err);
   /* 4096 tokens per item: the attention launch outlasts the merge launch's issue time */
