@@ -6,97 +6,29 @@
 #ifndef AV_ATTN_CUH
 #define AV_ATTN_CUH
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "kernels/attn_ptx.cuh"
 #include "kernels/kernels.h"
 
 namespace av {
-
-template <typename T> struct dt;
-template <> struct dt<__half> {
-  static __device__ __forceinline__ uint32_t pack(float a, float b) {
-    __half2 h = __floats2half2_rn(a, b);
-    return *reinterpret_cast<uint32_t *>(&h);
-  }
-  static __device__ __forceinline__ __half from(float a) { return __float2half_rn(a); }
-  static __device__ __forceinline__ void mma(float *c, const uint32_t *a, uint32_t b0,
-                                             uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-};
-template <> struct dt<__nv_bfloat16> {
-  static __device__ __forceinline__ uint32_t pack(float a, float b) {
-    __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
-    return *reinterpret_cast<uint32_t *>(&h);
-  }
-  static __device__ __forceinline__ __nv_bfloat16 from(float a) { return __float2bfloat16_rn(a); }
-  static __device__ __forceinline__ void mma(float *c, const uint32_t *a, uint32_t b0,
-                                             uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-};
-
-__device__ __forceinline__ uint32_t smem_u32(const void *p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-/* The L2 prefetch hint of the KV copies: rows are 256 B (d 128) inside contiguous blocks, so
- * asking L2 for the whole 128-byte line per request (as FlashInfer's loads do) saves requests. */
-#ifndef AV_CP_L2_HINT
-#define AV_CP_L2_HINT ".L2::128B"
-#endif
-/* 16-byte async copy; src_bytes 0 zero-fills the destination (tokens past a segment's end). */
-__device__ __forceinline__ void cp_async16(void *dst, const void *src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global" AV_CP_L2_HINT " [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)),
-               "l"(src), "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void cp_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-__device__ __forceinline__ void ldsm_x4(uint32_t *r, const void *p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_u32(p)));
-}
-__device__ __forceinline__ void ldsm_x4_t(uint32_t *r, const void *p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_u32(p)));
-}
-__device__ __forceinline__ unsigned long long globaltimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-__device__ __forceinline__ unsigned smid() {
-  unsigned s;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
-  return s;
-}
 
 /* Tile geometry. Rows: WM = M/16 warps of 16 rows; each KV tile's N tokens are split over
  * WN warps (>= 16 tokens each, the mma's k), at most 4 warps in all. Rows of shared memory
  * are padded by 16 bytes so ldmatrix's 8 row addresses fall in distinct banks. Queries live in
  * registers only (read straight from global memory into mma fragments), so shared memory holds
  * just the S-stage K/V ring: S = 3 where three tiles fit the smallest per-block limit of the
- * three architectures (99 KiB on sm_89), else 2. MINB is the CTAs per SM that
- * __launch_bounds__ asks registers to allow: what the shared memory allows on sm_90, capped
- * at 3 for m16/m32 tiles (register-light, latency-bound: more CTAs hide more latency) and at
- * 2 for m64 tiles, whose math runs faster with registers to spare than with a third CTA
- * (measured on the H200, docs/gpu-notes.md "kernel A/B 2": PAT tree 3's root 12 % faster,
- * prefix16k 19 % faster than with the cap at 3). */
+ * three architectures (99 KiB on sm_89), else 2 -- and 2 for the smallest tile (m16, n32),
+ * which serves short nodes (PAT §5.2 gives n = 32 to CTAs of at most 128 tokens): there a third
+ * buffer overlaps little but costs two of six CTAs per SM, and a one-tile item's latency is hidden
+ * only by other CTAs. MINB is the CTAs per SM that __launch_bounds__ asks registers to allow:
+ * what the shared memory allows on sm_90, capped at 3 for m16/m32 tiles (register-light,
+ * latency-bound: more CTAs hide more latency; 6 for m16 n32, 64 threads) and at 2 for m64
+ * tiles, whose math runs faster with registers to spare than with a third CTA (measured on
+ * the H200, docs/gpu-notes.md "kernel A/B 2": PAT tree 3's root 12 % faster, prefix16k 19 %
+ * faster than with the cap at 3). */
 #ifndef AV_MINB_CAP
-#define AV_MINB_CAP(M) ((M) >= 64 ? 2 : 3)
+#define AV_MINB_CAP(M, N) ((M) >= 64 ? 2 : (M) == 16 && (N) <= 32 ? 6 : 3)
 #endif
 template <int M, int N, int D> struct geom {
   static constexpr int WM = M / 16;
@@ -107,21 +39,27 @@ template <int M, int N, int D> struct geom {
   static constexpr int NS = N / WN;         /* tokens per warp per tile */
   static constexpr int P = D + 8;           /* smem row pitch, elements */
   static constexpr int TILE_BYTES = 2 /*K,V*/ * N * P * 2;
-  static constexpr int S = 3 * TILE_BYTES <= 99 * 1024 ? 3 : 2;
+  static constexpr int S = 3 * TILE_BYTES <= 99 * 1024 && !(M == 16 && N <= 32) ? 3 : 2;
   static constexpr int KV_BYTES = S * TILE_BYTES;
   static constexpr int OP = D + 4;          /* fp32 staging pitch */
   static constexpr int STAGE_BYTES = W * 16 * OP * 4 + W * 16 * 2 * 4;
   static constexpr int SMEM = KV_BYTES > STAGE_BYTES ? KV_BYTES : STAGE_BYTES;
   static constexpr int FIT = (227 * 1024) / (SMEM + 1024);
-  static constexpr int MINB = FIT < 1 ? 1 : (FIT > AV_MINB_CAP(M) ? AV_MINB_CAP(M) : FIT);
+  static constexpr int MINB = FIT < 1 ? 1 : (FIT > AV_MINB_CAP(M, N) ? AV_MINB_CAP(M, N) : FIT);
+  /* The persistent kernel streams tiles across its queue's items (attn_stream): it stages an
+   * item's epilogue in the ring buffer its last tile just freed, and keeps the records of the
+   * items in flight (at most S + 1) in a small ring after the KV ring. */
+  static constexpr int STREAM_STAGE_FITS = STAGE_BYTES <= TILE_BYTES;
+  static constexpr int RING_OFF = SMEM;
+  static constexpr int SMEM_STREAM = SMEM + 4 * AV_KERN_ITEM_INTS * 4;
 };
 
 struct item_t {
   int q_begin, n_q, seg_begin, n_seg, output, slot, trace;
+  int req0, boff0, begin0, end0;  /* first request and segment (kernels.h) */
 };
 
-__device__ __forceinline__ item_t load_item(const int32_t *items, int i) {
-  const int32_t *p = items + (size_t)i * AV_KERN_ITEM_INTS;
+__device__ __forceinline__ item_t item_from(const int32_t *p) {
   item_t it;
   it.q_begin = p[AV_KI_QBEGIN];
   it.n_q = p[AV_KI_NQ];
@@ -130,30 +68,46 @@ __device__ __forceinline__ item_t load_item(const int32_t *items, int i) {
   it.output = p[AV_KI_OUTPUT];
   it.slot = p[AV_KI_SLOT];
   it.trace = p[AV_KI_TRACE];
+  it.req0 = p[AV_KI_REQ0];
+  it.boff0 = p[AV_KI_BOFF0];
+  it.begin0 = p[AV_KI_BEGIN0];
+  it.end0 = p[AV_KI_END0];
   return it;
 }
+__device__ __forceinline__ item_t load_item(const int32_t *items, int i) {
+  return item_from(items + (size_t)i * AV_KERN_ITEM_INTS);
+}
 
-/* Walks an item's KV tiles: tile = up to N consecutive tokens of one segment. */
+/* Walks an item's KV tiles: tile = up to N consecutive tokens of one segment; boff is the
+ * segment's node's offset in the block table. The first segment comes with the item. */
 struct tile_cursor {
-  int seg, node, pos, end;
+  int seg, n_seg, seg_begin, boff, pos, end;
   __device__ __forceinline__ void start(const int32_t *segs, const item_t &it) {
     seg = 0;
-    open(segs, it);
+    n_seg = it.n_seg;
+    seg_begin = it.seg_begin;
+    boff = it.boff0;
+    pos = it.begin0;
+    end = it.end0;
   }
-  __device__ __forceinline__ void open(const int32_t *segs, const item_t &it) {
-    if (seg < it.n_seg) {
-      const int32_t *s = segs + (size_t)(it.seg_begin + seg) * 4;
-      node = s[0];
-      pos = s[1];
-      end = s[2];
+  __device__ __forceinline__ void open(const int32_t *segs) {
+    if (seg < n_seg) {
+      const int4 s = *reinterpret_cast<const int4 *>(segs + (size_t)(seg_begin + seg) * 4);
+      pos = s.y;
+      end = s.z;
+      boff = s.w;
     }
   }
-  __device__ __forceinline__ bool valid(const item_t &it) const { return seg < it.n_seg; }
-  template <int N> __device__ __forceinline__ void next(const int32_t *segs, const item_t &it) {
+  __device__ __forceinline__ bool valid() const { return seg < n_seg; }
+  /* the tile at the cursor is its item's last */
+  template <int N> __device__ __forceinline__ bool last() const {
+    return seg + 1 >= n_seg && pos + N >= end;
+  }
+  template <int N> __device__ __forceinline__ void next(const int32_t *segs) {
     pos += N;
     if (pos >= end) {
       ++seg;
-      open(segs, it);
+      open(segs);
     }
   }
 };
@@ -177,7 +131,7 @@ template <typename T, int N, int D, int NT> struct kv_loader {
   }
   /* One division per tile; the rows' block indices and offsets follow by carries. */
   __device__ __forceinline__ void fetch(const tile_cursor &c, const av_kern_batch_t &b) {
-    const int32_t *blocks = b.block_ids + b.node_block_off[c.node];
+    const int32_t *blocks = b.block_ids + c.boff;
     const int bs = b.block_size;
     const int t0 = c.pos + row0;
     int q = t0 / bs, r = t0 - q * bs;
@@ -211,25 +165,30 @@ template <typename T, int N, int D, int NT> struct kv_loader {
   }
 };
 
-/* The warp's 16 query rows as mma A fragments, read from global memory (32-bit pairs in the
- * m16n8k16 A layout: rows lane/4 and lane/4 + 8, columns 2(lane%4) and + 8); rows past
- * n_q * group are zero. */
+/* Where the warp's two query rows (lane/4 and lane/4 + 8 of its 16) start in Q, 32-bit
+ * words in the m16n8k16 A layout (columns 2(lane%4) and + 8); null for rows past n_q * group.
+ * Reads the plan's query list, so issuing it early hides that load. */
 template <typename T, int D>
-__device__ __forceinline__ void load_q_frags(uint32_t (*qf)[4], const av_kern_batch_t &b,
-                                             const av_kern_launch_t &l, const item_t &it,
-                                             int kvh, int row_base, int lane) {
+__device__ __forceinline__ void q_rows(const uint32_t **src, const av_kern_batch_t &b,
+                                       const av_kern_launch_t &l, const item_t &it, int kvh,
+                                       int row_base, int lane) {
   const int g = b.hq / b.hkv, rows = it.n_q * g;
   const T *Q = static_cast<const T *>(b.q);
-  const uint32_t *src[2] = {nullptr, nullptr};
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int r = row_base + (lane >> 2) + h * 8;
+    src[h] = nullptr;
     if (r < rows) {
-      const int req = l.queries[it.q_begin + r / g];
+      const int req = r < g ? it.req0 : l.queries[it.q_begin + r / g];
       src[h] = reinterpret_cast<const uint32_t *>(
           Q + ((size_t)req * b.hq + (size_t)kvh * g + r % g) * D + (lane & 3) * 2);
     }
   }
+}
+/* The warp's 16 query rows as mma A fragments, read straight from global memory; rows past
+ * the item's are zero. */
+template <int D>
+__device__ __forceinline__ void q_frags(uint32_t (*qf)[4], const uint32_t *const *src) {
 #pragma unroll
   for (int k = 0; k < D / 16; ++k) {
     qf[k][0] = src[0] ? __ldg(src[0] + k * 8) : 0u;
@@ -239,152 +198,123 @@ __device__ __forceinline__ void load_q_frags(uint32_t (*qf)[4], const av_kern_ba
   }
 }
 
-/* One item on KV head kvh: the whole CTA cooperates; smem is geom<M,N,D>::SMEM bytes. */
+/* The per-warp running state of one item: unnormalised O, row max and row sum. */
+template <int D> struct acc_t {
+  float o[D / 8][4];
+  float mx[2], sum[2];
+  __device__ __forceinline__ void reset() {
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+    mx[0] = mx[1] = -INFINITY;
+    sum[0] = sum[1] = 0.f;
+  }
+};
+
+/* S = Q K^T for this warp's 16 rows x NS tokens of the tile in ks. */
 template <typename T, int M, int N, int D>
-__device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_kern_launch_t &l,
-                                          const item_t &it, int kvh, char *smem) {
+__device__ __forceinline__ void tile_qk(float (*s)[4], const uint32_t (*qf)[4], const T *ks,
+                                        int t0, int lane) {
+  constexpr int P = geom<M, N, D>::P;
+  constexpr int SN = geom<M, N, D>::NS / 8;
+#pragma unroll
+  for (int j = 0; j < SN; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+#pragma unroll
+  for (int k = 0; k < D / 16; ++k) {
+#pragma unroll
+    for (int j = 0; j < SN; j += 2) {
+      uint32_t kb[4];
+      const int mi = lane >> 3;
+      const int tok = t0 + j * 8 + (mi >> 1) * 8 + (lane & 7);
+      ldsm_x4(kb, ks + tok * P + k * 16 + (mi & 1) * 8);
+      dt<T>::mma(s[j], qf[k], kb[0], kb[1]);
+      dt<T>::mma(s[j + 1], qf[k], kb[2], kb[3]);
+    }
+  }
+}
+
+/* Online softmax of S (log2 domain; rows lane/4 and lane/4 + 8; tokens at or past `valid`
+ * masked), then O += P V with V from vs: P's accumulator layout is the next mma's A layout. */
+template <typename T, int M, int N, int D>
+__device__ __forceinline__ void tile_softmax_pv(float (*s)[4], acc_t<D> &a, const T *vs,
+                                                int valid, int t0, int lane, float scale_log2) {
+  constexpr int P = geom<M, N, D>::P;
+  constexpr int SN = geom<M, N, D>::NS / 8;
+  constexpr int ON = D / 8;
+  float tmax[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+  for (int j = 0; j < SN; ++j) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int tok = t0 + j * 8 + (lane & 3) * 2 + (e & 1);
+      const float x = tok < valid ? s[j][e] * scale_log2 : -INFINITY;
+      s[j][e] = x;
+      tmax[e >> 1] = fmaxf(tmax[e >> 1], x);
+    }
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    tmax[h] = fmaxf(tmax[h], __shfl_xor_sync(0xffffffffu, tmax[h], 1));
+    tmax[h] = fmaxf(tmax[h], __shfl_xor_sync(0xffffffffu, tmax[h], 2));
+    const float mnew = fmaxf(a.mx[h], tmax[h]);
+    const float alpha = a.mx[h] == -INFINITY ? 0.f : exp2f(a.mx[h] - mnew);
+    a.mx[h] = mnew;
+    a.sum[h] *= alpha;
+#pragma unroll
+    for (int j = 0; j < ON; ++j) {
+      a.o[j][2 * h] *= alpha;
+      a.o[j][2 * h + 1] *= alpha;
+    }
+  }
+  const float ref0 = a.mx[0] == -INFINITY ? 0.f : a.mx[0];
+  const float ref1 = a.mx[1] == -INFINITY ? 0.f : a.mx[1];
+#pragma unroll
+  for (int j = 0; j < SN; ++j) {
+    s[j][0] = exp2f(s[j][0] - ref0);
+    s[j][1] = exp2f(s[j][1] - ref0);
+    s[j][2] = exp2f(s[j][2] - ref1);
+    s[j][3] = exp2f(s[j][3] - ref1);
+    a.sum[0] += s[j][0] + s[j][1];
+    a.sum[1] += s[j][2] + s[j][3];
+  }
+#pragma unroll
+  for (int kk = 0; kk < SN / 2; ++kk) {
+    uint32_t pa[4];
+    pa[0] = dt<T>::pack(s[2 * kk][0], s[2 * kk][1]);
+    pa[1] = dt<T>::pack(s[2 * kk][2], s[2 * kk][3]);
+    pa[2] = dt<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+    pa[3] = dt<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+#pragma unroll
+    for (int j = 0; j < ON; j += 2) {
+      uint32_t vb[4];
+      const int mi = lane >> 3;
+      const int tok = t0 + kk * 16 + (mi & 1) * 8 + (lane & 7);
+      ldsm_x4_t(vb, vs + tok * P + (j + (mi >> 1)) * 8);
+      dt<T>::mma(a.o[j], pa, vb[0], vb[1]);
+      dt<T>::mma(a.o[j + 1], pa, vb[2], vb[3]);
+    }
+  }
+}
+
+/* The item's epilogue: each warp stages its unnormalised O and (max, sum) per row in `stage`
+ * (geom::STAGE_BYTES, free of in-flight copies); then the CTA combines the WN warps of each
+ * row group and writes the output or the partial state. Starts with a barrier, so the caller
+ * may pass the buffer the last tile was just read from. */
+template <typename T, int M, int N, int D>
+__device__ __forceinline__ void item_write(const av_kern_batch_t &b, const av_kern_launch_t &l,
+                                           const item_t &it, int kvh, acc_t<D> &a,
+                                           char *stage) {
   using G = geom<M, N, D>;
-  constexpr int P = G::P;
+  constexpr int ON = D / 8;
   constexpr int NT = G::T;
-  constexpr int KT = D / 16;        /* k-steps of QK^T */
-  constexpr int SN = G::NS / 8;     /* n8 tiles of S per warp */
-  constexpr int ON = D / 8;         /* n8 tiles of O */
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int wm = warp % G::WM, wn = warp / G::WM;
   const int g = b.hq / b.hkv;
   const int rows = it.n_q * g;
-  T *kvbuf = reinterpret_cast<T *>(smem);
-  constexpr int S = G::S;
-  constexpr int BUF = 2 * N * P;    /* elements of one stage (K then V) */
-  const float scale_log2 = b.scale * 1.4426950408889634f;
-
-  /* Pipeline: tiles 0..S-2 are issued up front; iteration t issues tile t+S-1 into the
-   * buffer iteration t-1 freed, then waits for tile t only (S-1 tiles stay in flight while
-   * it computes). Block ids are always one issued tile ahead (kv_loader::fetch). */
-  kv_loader<T, N, D, NT> kl;
-  kl.init(tid);
-  tile_cursor ld, cp;
-  ld.start(l.segs, it);
-  cp = ld;
-  if (ld.valid(it)) kl.fetch(ld, b);
-#pragma unroll
-  for (int s0 = 0; s0 < S - 1; ++s0) {
-    if (ld.valid(it)) {
-      kl.issue(kvbuf + s0 * BUF, kvbuf + s0 * BUF + N * P, b, kvh);
-      ld.template next<N>(l.segs, it);
-      if (ld.valid(it)) kl.fetch(ld, b);
-    }
-    cp_commit();
-  }
-  uint32_t qf[KT][4];
-  load_q_frags<T, D>(qf, b, l, it, kvh, wm * 16, lane);
-
-  float o[ON][4];
-#pragma unroll
-  for (int j = 0; j < ON; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
-  float mx[2] = {-INFINITY, -INFINITY}, sum[2] = {0.f, 0.f};
-
-  int rb = 0, wb = S - 1;  /* buffer read this iteration, buffer written */
-  while (cp.valid(it)) {
-    if (ld.valid(it)) {
-      kl.issue(kvbuf + wb * BUF, kvbuf + wb * BUF + N * P, b, kvh);
-      ld.template next<N>(l.segs, it);
-      if (ld.valid(it)) kl.fetch(ld, b);
-    }
-    cp_commit();
-    cp_wait<S - 1>();
-    __syncthreads();
-    const T *ks = kvbuf + rb * BUF;
-    const T *vs = ks + N * P;
-    const int valid = cp.end - cp.pos;  /* tokens of this tile (>= N means full) */
-    const int t0 = wn * G::NS;
-
-    /* S = Q K^T for this warp's 16 rows x NS tokens. */
-    float s[SN][4];
-#pragma unroll
-    for (int j = 0; j < SN; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
-#pragma unroll
-    for (int k = 0; k < KT; ++k) {
-#pragma unroll
-      for (int j = 0; j < SN; j += 2) {
-        uint32_t kb[4];
-        const int mi = lane >> 3;
-        const int tok = t0 + j * 8 + (mi >> 1) * 8 + (lane & 7);
-        ldsm_x4(kb, ks + tok * P + k * 16 + (mi & 1) * 8);
-        dt<T>::mma(s[j], qf[k], kb[0], kb[1]);
-        dt<T>::mma(s[j + 1], qf[k], kb[2], kb[3]);
-      }
-    }
-    /* Online softmax (log2 domain): rows lane/4 and lane/4 + 8. */
-    float tmax[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-    for (int j = 0; j < SN; ++j) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int tok = t0 + j * 8 + (lane & 3) * 2 + (e & 1);
-        const float x = tok < valid ? s[j][e] * scale_log2 : -INFINITY;
-        s[j][e] = x;
-        tmax[e >> 1] = fmaxf(tmax[e >> 1], x);
-      }
-    }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      tmax[h] = fmaxf(tmax[h], __shfl_xor_sync(0xffffffffu, tmax[h], 1));
-      tmax[h] = fmaxf(tmax[h], __shfl_xor_sync(0xffffffffu, tmax[h], 2));
-      const float mnew = fmaxf(mx[h], tmax[h]);
-      const float alpha = mx[h] == -INFINITY ? 0.f : exp2f(mx[h] - mnew);
-      mx[h] = mnew;
-      sum[h] *= alpha;
-#pragma unroll
-      for (int j = 0; j < ON; ++j) {
-        o[j][2 * h] *= alpha;
-        o[j][2 * h + 1] *= alpha;
-      }
-    }
-    const float ref0 = mx[0] == -INFINITY ? 0.f : mx[0];
-    const float ref1 = mx[1] == -INFINITY ? 0.f : mx[1];
-#pragma unroll
-    for (int j = 0; j < SN; ++j) {
-      s[j][0] = exp2f(s[j][0] - ref0);
-      s[j][1] = exp2f(s[j][1] - ref0);
-      s[j][2] = exp2f(s[j][2] - ref1);
-      s[j][3] = exp2f(s[j][3] - ref1);
-      sum[0] += s[j][0] + s[j][1];
-      sum[1] += s[j][2] + s[j][3];
-    }
-    /* O += P V: P's accumulator layout is the A-operand layout of the next mma. */
-#pragma unroll
-    for (int kk = 0; kk < SN / 2; ++kk) {
-      uint32_t pa[4];
-      pa[0] = dt<T>::pack(s[2 * kk][0], s[2 * kk][1]);
-      pa[1] = dt<T>::pack(s[2 * kk][2], s[2 * kk][3]);
-      pa[2] = dt<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-      pa[3] = dt<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-#pragma unroll
-      for (int j = 0; j < ON; j += 2) {
-        uint32_t vb[4];
-        const int mi = lane >> 3;
-        const int tok = t0 + kk * 16 + (mi & 1) * 8 + (lane & 7);
-        ldsm_x4_t(vb, vs + tok * P + (j + (mi >> 1)) * 8);
-        dt<T>::mma(o[j], pa, vb[0], vb[1]);
-        dt<T>::mma(o[j + 1], pa, vb[2], vb[3]);
-      }
-    }
-    __syncthreads();  /* buffer rb is refilled by the next iteration */
-    cp.template next<N>(l.segs, it);
-    rb = rb + 1 == S ? 0 : rb + 1;
-    wb = wb + 1 == S ? 0 : wb + 1;
-  }
-  cp_wait<0>();
-
-  /* Each warp stages its unnormalised O and (max, sum) per row; then the CTA combines the
-   * WN warps of each row group and writes the output or the partial state. */
-  float *st = reinterpret_cast<float *>(smem);
+  float *st = reinterpret_cast<float *>(stage);
   float *ml = st + G::W * 16 * G::OP;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], 1);
-    sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], 2);
+    a.sum[h] += __shfl_xor_sync(0xffffffffu, a.sum[h], 1);
+    a.sum[h] += __shfl_xor_sync(0xffffffffu, a.sum[h], 2);
   }
   __syncthreads();
   {
@@ -392,15 +322,16 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
     const int r0 = lane >> 2, c0 = (lane & 3) * 2;
 #pragma unroll
     for (int j = 0; j < ON; ++j) {
-      *reinterpret_cast<float2 *>(sw + r0 * G::OP + j * 8 + c0) = make_float2(o[j][0], o[j][1]);
+      *reinterpret_cast<float2 *>(sw + r0 * G::OP + j * 8 + c0) =
+          make_float2(a.o[j][0], a.o[j][1]);
       *reinterpret_cast<float2 *>(sw + (r0 + 8) * G::OP + j * 8 + c0) =
-          make_float2(o[j][2], o[j][3]);
+          make_float2(a.o[j][2], a.o[j][3]);
     }
     if ((lane & 3) == 0) {
-      ml[(warp * 16 + r0) * 2] = mx[0];
-      ml[(warp * 16 + r0) * 2 + 1] = sum[0];
-      ml[(warp * 16 + r0 + 8) * 2] = mx[1];
-      ml[(warp * 16 + r0 + 8) * 2 + 1] = sum[1];
+      ml[(warp * 16 + r0) * 2] = a.mx[0];
+      ml[(warp * 16 + r0) * 2 + 1] = a.sum[0];
+      ml[(warp * 16 + r0 + 8) * 2] = a.mx[1];
+      ml[(warp * 16 + r0 + 8) * 2 + 1] = a.sum[1];
     }
   }
   __syncthreads();
@@ -427,7 +358,7 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
     const float inv = L > 0.f ? 1.f / L : 0.f;
     const int qh = kvh * g + r % g;
     if (it.output == 0) {
-      const int req = l.queries[it.q_begin + r / g];
+      const int req = r < g ? it.req0 : l.queries[it.q_begin + r / g];
       T *out = static_cast<T *>(b.out) + ((size_t)req * b.hq + qh) * D + c;
       uint2 pk;
       pk.x = dt<T>::pack(a0 * inv, a1 * inv);
@@ -444,6 +375,81 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
   }
 }
 
+__device__ __forceinline__ void trace_write(const av_kern_batch_t &b, const item_t &it, int kvh,
+                                            unsigned long long t0, unsigned long long t1) {
+  av_kern_trace_rec_t *r = b.trace + (size_t)it.trace * b.hkv + kvh;
+  r->start_ns = t0;
+  r->end_ns = t1;
+  r->smid = smid();
+}
+
+/* One item on KV head kvh: the whole CTA cooperates; smem is geom<M,N,D>::SMEM bytes. */
+template <typename T, int M, int N, int D>
+__device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_kern_launch_t &l,
+                                          const item_t &it, int kvh, char *smem) {
+  using G = geom<M, N, D>;
+  constexpr int P = G::P;
+  constexpr int NT = G::T;
+  constexpr int KT = D / 16;        /* k-steps of QK^T */
+  constexpr int SN = G::NS / 8;     /* n8 tiles of S per warp */
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wm = warp % G::WM, wn = warp / G::WM;
+  T *kvbuf = reinterpret_cast<T *>(smem);
+  constexpr int S = G::S;
+  constexpr int BUF = 2 * N * P;    /* elements of one stage (K then V) */
+  const float scale_log2 = b.scale * 1.4426950408889634f;
+
+  /* Pipeline: tiles 0..S-2 are issued up front; iteration t issues tile t+S-1 into the
+   * buffer iteration t-1 freed, then waits for tile t only (S-1 tiles stay in flight while
+   * it computes). Block ids are always one issued tile ahead (kv_loader::fetch). */
+  kv_loader<T, N, D, NT> kl;
+  kl.init(tid);
+  tile_cursor ld, cp;
+  ld.start(l.segs, it);
+  cp = ld;
+  if (ld.valid()) kl.fetch(ld, b);
+#pragma unroll
+  for (int s0 = 0; s0 < S - 1; ++s0) {
+    if (ld.valid()) {
+      kl.issue(kvbuf + s0 * BUF, kvbuf + s0 * BUF + N * P, b, kvh);
+      ld.template next<N>(l.segs);
+      if (ld.valid()) kl.fetch(ld, b);
+    }
+    cp_commit();
+  }
+  uint32_t qf[KT][4];
+  {
+    const uint32_t *src[2];
+    q_rows<T, D>(src, b, l, it, kvh, wm * 16, lane);
+    q_frags<D>(qf, src);
+  }
+  acc_t<D> a;
+  a.reset();
+
+  int rb = 0, wb = S - 1;  /* buffer read this iteration, buffer written */
+  while (cp.valid()) {
+    if (ld.valid()) {
+      kl.issue(kvbuf + wb * BUF, kvbuf + wb * BUF + N * P, b, kvh);
+      ld.template next<N>(l.segs);
+      if (ld.valid()) kl.fetch(ld, b);
+    }
+    cp_commit();
+    cp_wait<S - 1>();
+    __syncthreads();
+    const T *ks = kvbuf + rb * BUF;
+    float s[SN][4];
+    tile_qk<T, M, N, D>(s, qf, ks, wn * G::NS, lane);
+    tile_softmax_pv<T, M, N, D>(s, a, ks + N * P, cp.end - cp.pos, wn * G::NS, lane,
+                                scale_log2);
+    __syncthreads();  /* buffer rb is refilled by the next iteration */
+    cp.template next<N>(l.segs);
+    rb = rb + 1 == S ? 0 : rb + 1;
+    wb = wb + 1 == S ? 0 : wb + 1;
+  }
+  cp_wait<0>();
+  item_write<T, M, N, D>(b, l, it, kvh, a, smem);
+}
+
 template <typename T, int M, int N, int D>
 __device__ __forceinline__ void attn_traced(const av_kern_batch_t &b, const av_kern_launch_t &l,
                                             int item_index, int kvh, char *smem) {
@@ -453,12 +459,7 @@ __device__ __forceinline__ void attn_traced(const av_kern_batch_t &b, const av_k
   attn_item<T, M, N, D>(b, l, it, kvh, smem);
   if (b.trace) {
     __syncthreads();
-    if (threadIdx.x == 0) {
-      av_kern_trace_rec_t *r = b.trace + (size_t)it.trace * b.hkv + kvh;
-      r->start_ns = t0;
-      r->end_ns = globaltimer();
-      r->smid = smid();
-    }
+    if (threadIdx.x == 0) trace_write(b, it, kvh, t0, globaltimer());
   }
 }
 
@@ -469,19 +470,9 @@ __device__ __forceinline__ void attn_grid(const av_kern_batch_t &b, const av_ker
   attn_traced<T, M, N, D>(b, l, blockIdx.x, blockIdx.y, smem);
 }
 
-/* Persistent grid (FlashInfer §3.3's scheduler output): CTA c walks its queue in order. */
-template <typename T, int M, int N, int D>
-__device__ __forceinline__ void attn_persistent(const av_kern_batch_t &b,
-                                                const av_kern_launch_t &l) {
-  extern __shared__ __align__(16) char smem[];
-  const int c = blockIdx.x;
-  for (int k = l.queue_off[c]; k < l.queue_off[c + 1]; ++k) {
-    attn_traced<T, M, N, D>(b, l, l.queue[k], blockIdx.y, smem);
-    __syncthreads();  /* shared memory is reused by the next item */
-  }
-}
-
 }  // namespace av
+
+#include "kernels/attn_stream.cuh"
 
 /* Kernel symbols are extern "C" so the compiler's resource report names them plainly
  * (kernels/gen_variants.py parses it into kernels/variants.json). */

@@ -34,13 +34,17 @@ const av_kern_variant_t *av_kern_find(int kind, int m, int n, int head_dim, int 
  *   node_block_off [n_nodes+1], block_ids: node u's logical block j is physical block
  *              block_ids[node_block_off[u] + j]
  *   part_o     [n_slots][hq][d] fp32, part_lse [n_slots][hq] fp32 (natural log)
- *   items      [n_items][AV_KERN_ITEM_INTS]  (see below), queries [..], segs [..][4]
+ *   items      [n_items][AV_KERN_ITEM_INTS]  (see below), queries [..],
+ *   segs       [..][4]: node, begin, end, node_block_off[node]
  *   trace      [n_trace_items][hkv] records, or NULL
  *   merge_trace [merge CTAs] records (CTA c merges rows 4c .. 4c+3 of [n_requests][hq]),
  *              or NULL */
-#define AV_KERN_ITEM_INTS 8
+#define AV_KERN_ITEM_INTS 12
+/* AV_KI_TRACE: the plan's item index (trace record row). REQ0: the item's first request;
+ * BOFF0, BEGIN0, END0: its first segment (node as node_block_off[node], begin, end), inline
+ * so a CTA reaches the block table and its queries without reading queries[] and segs[]. */
 enum { AV_KI_QBEGIN = 0, AV_KI_NQ, AV_KI_SEGBEGIN, AV_KI_NSEG, AV_KI_OUTPUT, AV_KI_SLOT,
-       AV_KI_TRACE };   /* AV_KI_TRACE: the plan's item index (trace record row) */
+       AV_KI_TRACE, AV_KI_REQ0, AV_KI_BOFF0, AV_KI_BEGIN0, AV_KI_END0 };
 
 typedef struct av_kern_trace_rec {
   unsigned long long start_ns, end_ns;  /* %globaltimer */

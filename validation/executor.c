@@ -325,7 +325,14 @@ static int av_plan_upload(const av_exec_batch_t *b, const av_plan_t *p, av_plan_
       r[AV_KI_OUTPUT] = it->output == AV_OUT_PARTIAL;
       r[AV_KI_SLOT] = it->slot_begin;
       r[AV_KI_TRACE] = i;
-      r[AV_KI_TRACE + 1] = 0;
+      /* the first request and segment inline (its node as its block-table offset): a CTA
+       * starts copying KV two dependent loads sooner (kernels/kernels.h) */
+      const av_segment_t *s0 = &p->segments[it->seg_begin];
+      r[AV_KI_REQ0] = p->item_queries[it->q_begin];
+      r[AV_KI_BOFF0] = b->host.node_block_off[s0->node];
+      r[AV_KI_BEGIN0] = (int32_t)s0->begin;
+      r[AV_KI_END0] = (int32_t)s0->end;
+      r[AV_KI_END0 + 1] = 0;
       local[i] = pos - first[l];
       ++pos;
     }
@@ -352,7 +359,7 @@ static int av_plan_upload(const av_exec_batch_t *b, const av_plan_t *p, av_plan_
     segs[s * 4] = p->segments[s].node;
     segs[s * 4 + 1] = (int32_t)p->segments[s].begin;
     segs[s * 4 + 2] = (int32_t)p->segments[s].end;
-    segs[s * 4 + 3] = 0;
+    segs[s * 4 + 3] = b->host.node_block_off[p->segments[s].node];
   }
   AV_K(av_upload_i32(&d->items, items, (size_t)pos * AV_KERN_ITEM_INTS));
   AV_K(av_upload_i32(&d->queries, p->item_queries, (size_t)p->n_item_queries));
