@@ -10,8 +10,8 @@
   X(partial, attn_grid, 32, 64) X(partial, attn_grid, 32, 128)                      \
   X(partial, attn_grid, 64, 32) X(partial, attn_grid, 64, 64)                       \
   X(partial, attn_grid, 64, 128)                                                    \
-  X(persistent, attn_persistent, 16, 64) X(persistent, attn_persistent, 32, 64)     \
-  X(persistent, attn_persistent, 64, 64)                                            \
+  X(persistent, attn_persistent, 16, 32) X(persistent, attn_persistent, 16, 64)     \
+  X(persistent, attn_persistent, 32, 64) X(persistent, attn_persistent, 64, 64)     \
   X(decode, attn_grid, 16, 64) X(decode, attn_grid, 16, 128)
 
 #define AV_KERN_LIST_D64(X)                                                         \

@@ -14,6 +14,7 @@ static const av_param_def_t nn_params[] = {
              "§3.3); per_shape: smallest tile per node, one stream per shape"},
     {.name = "tile_n", .type = AV_PARAM_INT, .def = "64", .min = 1, .max = 65536,
      .help = "preferred KV tile n among the compiled tiles"},
+    AV_SCHED_LAUNCH_PARAM,
     {.name = NULL},
 };
 
@@ -21,7 +22,10 @@ int av__sched_plan_divided(const av_sched_ctx_t *ctx, const av_params_t *params,
                            const char *name, av_plan_t **out, av_error_t *err) {
   const av_workload_t *w = ctx->workload;
   int32_t per_cta;
-  int rc = av_sched_max_queries(ctx, AV_KERNEL_PARTIAL, &per_cta, err);
+  const char *launch = av_params_enum(params, "launch");
+  const av_kernel_kind_t kind =
+      launch && launch[0] == 'p' ? AV_KERNEL_PERSISTENT : AV_KERNEL_PARTIAL;
+  int rc = av_sched_max_queries(ctx, kind, &per_cta, err);
   if (rc) return rc;
   /* pieces: per node ceil(share / per_cta) groups x min(k, len) */
   int64_t total = 0;
@@ -45,7 +49,7 @@ int av__sched_plan_divided(const av_sched_ctx_t *ctx, const av_params_t *params,
     av_sched_tile_mode_t mode = av_params_enum(params, "tiles")[0] == 's'
                                     ? AV_SCHED_TILES_SINGLE
                                     : AV_SCHED_TILES_PER_SHAPE;
-    rc = av_sched_emit_pieces(ctx, p, pieces, n, AV_KERNEL_PARTIAL, mode,
+    rc = av_sched_emit_pieces(ctx, p, pieces, n, kind, mode,
                               (int)av_params_int(params, "tile_n"), 0, err);
   }
   free(pieces);

@@ -9,6 +9,8 @@
 
 static const int default_m[] = {16, 32, 64, 128};
 
+const char *const av_sched_launch_choices[] = {"grid", "persistent", NULL};
+
 enum { MAX_TILES = 256, MAX_SHAPES = 64 };
 
 static int tile_cmp(const void *a, const void *b) {
@@ -271,6 +273,10 @@ int av_sched_emit_pieces(const av_sched_ctx_t *ctx, av_plan_t *p, av_sched_piece
     av_tile_t tile;
     if ((rc = av_sched_pick_tile(ctx, kind, av_sched_rows(ctx, max_q), prefer_n, &tile, err)))
       return rc;
+    if (kind == AV_KERNEL_PERSISTENT && persistent_ctas == 0) {
+      persistent_ctas = av_sched_concurrent_queues(ctx, &tile, 1);
+      if ((rc = av_sched_lpt_queues(pieces, n, persistent_ctas, err))) return rc;
+    }
     int32_t l = av_sched_add_launch(p, 0, &tile, persistent_ctas, err);
     if (l < 0) return AV_ERR_NOMEM;
     if (persistent_ctas > 0) sort_by_queue(pieces, n, persistent_ctas);
@@ -303,14 +309,66 @@ int av_sched_emit_pieces(const av_sched_ctx_t *ctx, av_plan_t *p, av_sched_piece
     for (int o = 0; o < n_shapes; o++) rank[s] += tile_cmp(&shapes[o], &shapes[s]) < 0;
   }
   rc = AV_OK;
+  av_sched_piece_t *group = kind == AV_KERNEL_PERSISTENT ? malloc(sizeof *group * (size_t)n)
+                                                         : NULL;
+  if (kind == AV_KERNEL_PERSISTENT && !group)
+    rc = av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory");
   for (int r = 0; r < n_shapes && !rc; r++) {
     int s = 0;
     while (rank[s] != r) s++;
+    if (group) {
+      /* persistent per shape: one wave of queues, pieces longest first to the least loaded */
+      int32_t ng = 0;
+      for (int32_t i = 0; i < n; i++)
+        if (shape_of[i] == s) group[ng++] = pieces[i];
+      const int32_t q = av_sched_concurrent_queues(ctx, &shapes[s], 1);
+      rc = av_sched_lpt_queues(group, ng, q, err);
+      int32_t l = rc ? -1 : av_sched_add_launch(p, r, &shapes[s], q, err);
+      if (!rc && l < 0) rc = AV_ERR_NOMEM;
+      if (!rc) sort_by_queue(group, ng, q);
+      for (int32_t i = 0; i < ng && !rc; i++) rc = add_piece(ctx, p, l, &group[i], err);
+      continue;
+    }
     int32_t l = av_sched_add_launch(p, r, &shapes[s], 0, err);
     if (l < 0) rc = AV_ERR_NOMEM;
     for (int32_t i = 0; i < n && !rc; i++)
       if (shape_of[i] == s) rc = add_piece(ctx, p, l, &pieces[i], err);
   }
+  free(group);
   free(shape_of);
   return rc;
+}
+
+static int piece_longer(const void *a, const void *b) {
+  const av_sched_piece_t *x = a, *y = b;
+  const int64_t lx = x->end - x->begin, ly = y->end - y->begin;
+  if (lx != ly) return lx > ly ? -1 : 1;
+  return (x->node > y->node) - (x->node < y->node);
+}
+
+/* A queue item's cost for the LPT rule: its tokens plus a tile's worth for the item's own
+ * epilogue (a short item is not free even when its copies are hidden). */
+#define LPT_ITEM_TOKENS 32
+
+int av_sched_lpt_queues(av_sched_piece_t *pieces, int32_t n, int32_t queues, av_error_t *err) {
+  if (queues < 1) return av_error_set(err, AV_ERR_RANGE, NULL, NULL, "need >= 1 queue");
+  int64_t *load = calloc((size_t)queues, sizeof *load);
+  int32_t *len = calloc((size_t)queues, sizeof *len);
+  if (!load || !len) {
+    free(load);
+    free(len);
+    return av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory");
+  }
+  qsort(pieces, (size_t)n, sizeof *pieces, piece_longer);
+  for (int32_t i = 0; i < n; i++) {
+    int32_t best = 0;
+    for (int32_t c = 1; c < queues; c++)
+      if (load[c] < load[best]) best = c;
+    load[best] += pieces[i].end - pieces[i].begin + LPT_ITEM_TOKENS;
+    pieces[i].cta = best;
+    pieces[i].order = len[best]++;
+  }
+  free(load);
+  free(len);
+  return AV_OK;
 }

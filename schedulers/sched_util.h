@@ -106,19 +106,33 @@ typedef enum {
 
 /* Builds the plan's launches and items from pieces (in array order within a launch). A piece
  * writes FINAL output when it covers its queries' whole paths, else PARTIAL. With
- * persistent_ctas > 0 the pieces form one persistent launch (mode must be SINGLE) and their
- * cta/order fields place them; items are then emitted by (cta, order). */
+ * persistent_ctas > 0 the pieces form one persistent launch and their cta/order fields place
+ * them; items are then emitted by (cta, order). With kind PERSISTENT and persistent_ctas 0,
+ * each shape's launch (one in SINGLE mode) is persistent with one wave of queues per KV head
+ * (av_sched_concurrent_queues), filled by av_sched_lpt_queues. */
 int av_sched_emit_pieces(const av_sched_ctx_t *ctx, av_plan_t *p, av_sched_piece_t *pieces,
                          int32_t n, av_kernel_kind_t kind, av_sched_tile_mode_t mode,
                          int prefer_n, int32_t persistent_ctas, av_error_t *err);
+
+/* Longest piece first to the least-loaded of `queues` queues (tokens plus a tile per item):
+ * sets cta and order, reorders pieces. */
+int av_sched_lpt_queues(av_sched_piece_t *pieces, int32_t n, int32_t queues, av_error_t *err);
 
 /* Largest queries-per-CTA for `kind` (largest compiled m over the GQA group). */
 int av_sched_max_queries(const av_sched_ctx_t *ctx, av_kernel_kind_t kind, int32_t *out,
                          av_error_t *err);
 
+/* The "launch" parameter of node_naive and fixed_division. */
+extern const char *const av_sched_launch_choices[];
+#define AV_SCHED_LAUNCH_PARAM                                                                \
+  {.name = "launch", .type = AV_PARAM_ENUM, .def = "grid", .choices = av_sched_launch_choices, \
+   .help = "grid: one CTA per piece, dispatched by the hardware; persistent: per tile shape "  \
+           "one wave of persistent CTAs per KV head, pieces longest first to the least "      \
+           "loaded queue (the kernel streams a queue's tiles across its items)"}
+
 /* node_naive (k = 1) and fixed_division: every node with queries in k even KV pieces, its
- * queries split only when they exceed the largest tile; params "tiles" and "tile_n". Defined
- * in node_naive.c. */
+ * queries split only when they exceed the largest tile; params "tiles", "tile_n" and
+ * "launch". Defined in node_naive.c. */
 int av__sched_plan_divided(const av_sched_ctx_t *ctx, const av_params_t *params, int64_t k,
                            const char *name, av_plan_t **out, av_error_t *err);
 

@@ -260,6 +260,46 @@ START_TEST(test_greedy_division_lpt_queues) {
 }
 END_TEST
 
+/* launch=persistent: per tile shape one persistent launch of SMs x 1 / hkv queues (no
+ * variants table: one CTA per SM), every piece in exactly one queue at a dense position, the
+ * longest pieces spread first; the plan is still exact. */
+START_TEST(test_node_naive_persistent) {
+  static const int64_t B[] = {1, 4, 16}, L[] = {128, 256, 1024};
+  av_workload_t *w = levels(B, L, 3);
+  const char *set[] = {"tiles=per_shape", "launch=persistent", NULL};
+  av_plan_t *p = plan_with("node_naive", w, set);
+  ck_assert_int_eq(p->n_items, 21);
+  ck_assert_int_eq(p->n_launches, 2);
+  const int32_t q = gpu.sm_count / w->heads.hkv;
+  int *seen = calloc((size_t)q * 2, sizeof *seen);
+  int64_t *load = calloc((size_t)q * 2, sizeof *load);
+  for (int32_t l = 0; l < 2; l++) {
+    ck_assert_int_eq(p->launches[l].tile.kind, AV_KERNEL_PERSISTENT);
+    ck_assert_int_eq(p->launches[l].persistent_ctas, q);
+  }
+  for (int32_t i = 0; i < p->n_items; i++) {
+    const av_item_t *it = &p->items[i];
+    ck_assert(it->cta >= 0 && it->cta < q);
+    ck_assert_int_eq(it->order, seen[it->launch * q + it->cta]++);
+    const av_segment_t *sg = &p->segments[it->seg_begin];
+    load[it->launch * q + it->cta] += sg->end - sg->begin;
+  }
+  /* 20 m16 pieces on 16 queues: the 16 leaves of 1024 tokens go one per queue first */
+  for (int32_t c = 0; c < q; c++) ck_assert_int_ge(load[c], 1024);
+  reference_ok(p, w);
+  av_plan_destroy(p);
+  free(seen);
+  free(load);
+  const char *one[] = {"launch=persistent", NULL};
+  p = plan_with("fixed_division", w, one);
+  ck_assert_int_eq(p->n_launches, 1);
+  ck_assert_int_eq(p->launches[0].persistent_ctas, q);
+  reference_ok(p, w);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+}
+END_TEST
+
 START_TEST(test_bad_params) {
   static const struct {
     const char *sched, *set, *msg;
@@ -271,8 +311,10 @@ START_TEST(test_bad_params) {
                                       "heuristic", AV_ERR_NAME},
       {"query_centric", "splits=0", "", AV_ERR_RANGE},
       {"node_naive", "tiles=big", "expected one of: single, per_shape", AV_ERR_NAME},
-      {"node_naive", "k=2", "unknown parameter 'k'; expected one of: tiles, tile_n",
+      {"node_naive", "k=2", "unknown parameter 'k'; expected one of: tiles, tile_n, launch",
        AV_ERR_NAME},
+      {"node_naive", "launch=stream", "expected one of: grid, persistent", AV_ERR_NAME},
+      {"fixed_division", "launch=", "expected one of: grid, persistent", AV_ERR_NAME},
       {"greedy_division", "launch=async", "expected one of: persistent, grid", AV_ERR_NAME},
       {"greedy_division", "max_pieces=0", "", AV_ERR_RANGE},
       {"greedy_division", "eq5=maybe", "expected true or false", AV_ERR_SCHEMA},
@@ -297,6 +339,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_query_centric_counts);
   tcase_add_test(tc, test_node_naive_counts);
   tcase_add_test(tc, test_fixed_division_counts);
+  tcase_add_test(tc, test_node_naive_persistent);
   tcase_add_test(tc, test_greedy_division_document_qa);
   tcase_add_test(tc, test_greedy_division_lpt_queues);
   tcase_add_test(tc, test_bad_params);
