@@ -295,10 +295,50 @@ __device__ __forceinline__ void tile_softmax_pv(float (*s)[4], acc_t<D> &a, cons
   }
 }
 
+/* The epilogue of a warp that owns its 16 rows whole (WN = 1: m64 tiles): it normalises its
+ * accumulators in registers and writes them straight from the mma layout (rows lane/4 and
+ * lane/4 + 8, columns 8j + 2(lane%4) and + 1), with no staging, barrier or row loop. The same
+ * arithmetic as the staged path with one warp (its factor exp2(m - max) is 1), so the output
+ * is bitwise the same. */
+template <typename T, int D>
+__device__ __forceinline__ void item_write_rows(const av_kern_batch_t &b,
+                                                const av_kern_launch_t &l, const item_t &it,
+                                                int kvh, const acc_t<D> &a, int row_base,
+                                                int lane) {
+  const int g = b.hq / b.hkv, rows = it.n_q * g, c0 = (lane & 3) * 2;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = row_base + (lane >> 2) + h * 8;
+    if (r >= rows) continue;
+    const float L = a.mx[h] == -INFINITY ? 0.f : a.sum[h];
+    const float inv = L > 0.f ? 1.f / L : 0.f;
+    const int qh = kvh * g + r % g;
+    if (it.output == 0) {
+      const int req = r < g ? it.req0 : l.queries[it.q_begin + r / g];
+      T *out = static_cast<T *>(b.out) + ((size_t)req * b.hq + qh) * D + c0;
+#pragma unroll
+      for (int j = 0; j < D / 8; ++j)
+        *reinterpret_cast<uint32_t *>(out + j * 8) =
+            dt<T>::pack(a.o[j][2 * h] * inv, a.o[j][2 * h + 1] * inv);
+    } else {
+      const size_t slot = (size_t)it.slot + r / g;
+      float *po = b.part_o + (slot * b.hq + qh) * D + c0;
+#pragma unroll
+      for (int j = 0; j < D / 8; ++j)
+        *reinterpret_cast<float2 *>(po + j * 8) =
+            make_float2(a.o[j][2 * h] * inv, a.o[j][2 * h + 1] * inv);
+      if ((lane & 3) == 0)
+        b.part_lse[slot * b.hq + qh] = L > 0.f ? (a.mx[h] + log2f(L)) * 0.6931471805599453f
+                                               : -INFINITY;
+    }
+  }
+}
+
 /* The item's epilogue: each warp stages its unnormalised O and (max, sum) per row in `stage`
  * (geom::STAGE_BYTES, free of in-flight copies); then the CTA combines the WN warps of each
  * row group and writes the output or the partial state. Starts with a barrier, so the caller
- * may pass the buffer the last tile was just read from. */
+ * may pass the buffer the last tile was just read from. Tiles whose warps own whole rows skip
+ * all that (item_write_rows). */
 template <typename T, int M, int N, int D>
 __device__ __forceinline__ void item_write(const av_kern_batch_t &b, const av_kern_launch_t &l,
                                            const item_t &it, int kvh, acc_t<D> &a,
@@ -315,6 +355,10 @@ __device__ __forceinline__ void item_write(const av_kern_batch_t &b, const av_ke
   for (int h = 0; h < 2; ++h) {
     a.sum[h] += __shfl_xor_sync(0xffffffffu, a.sum[h], 1);
     a.sum[h] += __shfl_xor_sync(0xffffffffu, a.sum[h], 2);
+  }
+  if constexpr (G::WN == 1) {
+    item_write_rows<T, D>(b, l, it, kvh, a, (warp % G::WM) * 16, lane);
+    return;
   }
   __syncthreads();
   {
@@ -335,42 +379,62 @@ __device__ __forceinline__ void item_write(const av_kern_batch_t &b, const av_ke
     }
   }
   __syncthreads();
+  /* Once per row (a thread each): the warps' weights exp2(m_w - max) / L, written over their
+   * maxima, the lse of a partial state, and for a final output the request, written over the
+   * first warp's sum (each thread reads and writes only its own row's entries). */
+  for (int r = tid; r < rows; r += NT) {
+    const int rg = r / 16, rr = r % 16;
+    float gm = -INFINITY, f[G::WN];
+#pragma unroll
+    for (int w = 0; w < G::WN; ++w) gm = fmaxf(gm, ml[((w * G::WM + rg) * 16 + rr) * 2]);
+    float L = 0.f;
+#pragma unroll
+    for (int w = 0; w < G::WN; ++w) {
+      const int e = ((w * G::WM + rg) * 16 + rr) * 2;
+      f[w] = ml[e] == -INFINITY ? 0.f : exp2f(ml[e] - gm);
+      L += f[w] * ml[e + 1];
+    }
+    const float inv = L > 0.f ? 1.f / L : 0.f;
+#pragma unroll
+    for (int w = 0; w < G::WN; ++w) ml[((w * G::WM + rg) * 16 + rr) * 2] = f[w] * inv;
+    if (it.output == 0) {
+      ml[(rg * 16 + rr) * 2 + 1] =
+          __int_as_float(r < g ? it.req0 : l.queries[it.q_begin + r / g]);
+    } else {
+      const size_t slot = (size_t)it.slot + r / g;
+      /* natural-log lse of the scaled scores: (max + log2 sum) ln 2 */
+      b.part_lse[slot * b.hq + kvh * g + r % g] =
+          L > 0.f ? (gm + log2f(L)) * 0.6931471805599453f : -INFINITY;
+    }
+  }
+  __syncthreads();
   constexpr int C4 = D / 4;
   for (int i = tid; i < rows * C4; i += NT) {
     const int r = i / C4, c = (i % C4) * 4;
     const int rg = r / 16, rr = r % 16;
-    float gm = -INFINITY;
-#pragma unroll
-    for (int w = 0; w < G::WN; ++w) gm = fmaxf(gm, ml[((w * G::WM + rg) * 16 + rr) * 2]);
-    float L = 0.f, a0 = 0.f, a1 = 0.f, a2 = 0.f, a3 = 0.f;
+    float a0 = 0.f, a1 = 0.f, a2 = 0.f, a3 = 0.f;
 #pragma unroll
     for (int w = 0; w < G::WN; ++w) {
       const int ww = w * G::WM + rg;
-      const float m = ml[(ww * 16 + rr) * 2];
-      const float f = m == -INFINITY ? 0.f : exp2f(m - gm);
-      L += f * ml[(ww * 16 + rr) * 2 + 1];
+      const float f = ml[(ww * 16 + rr) * 2];
       const float4 v = *reinterpret_cast<const float4 *>(st + (ww * 16 + rr) * G::OP + c);
       a0 += f * v.x;
       a1 += f * v.y;
       a2 += f * v.z;
       a3 += f * v.w;
     }
-    const float inv = L > 0.f ? 1.f / L : 0.f;
     const int qh = kvh * g + r % g;
     if (it.output == 0) {
-      const int req = r < g ? it.req0 : l.queries[it.q_begin + r / g];
+      const int req = __float_as_int(ml[(rg * 16 + rr) * 2 + 1]);
       T *out = static_cast<T *>(b.out) + ((size_t)req * b.hq + qh) * D + c;
       uint2 pk;
-      pk.x = dt<T>::pack(a0 * inv, a1 * inv);
-      pk.y = dt<T>::pack(a2 * inv, a3 * inv);
+      pk.x = dt<T>::pack(a0, a1);
+      pk.y = dt<T>::pack(a2, a3);
       *reinterpret_cast<uint2 *>(out) = pk;
     } else {
       const size_t slot = (size_t)it.slot + r / g;
       *reinterpret_cast<float4 *>(b.part_o + (slot * b.hq + qh) * D + c) =
-          make_float4(a0 * inv, a1 * inv, a2 * inv, a3 * inv);
-      if (c == 0)  /* natural-log lse of the scaled scores: (max + log2 sum) ln 2 */
-        b.part_lse[slot * b.hq + qh] = L > 0.f ? (gm + log2f(L)) * 0.6931471805599453f
-                                               : -INFINITY;
+          make_float4(a0, a1, a2, a3);
     }
   }
 }
