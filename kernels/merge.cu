@@ -3,8 +3,9 @@
  * One warp per (request, query head) row, MERGE_WARPS rows per CTA.
  *
  * The warp fetches the slot ids and lse of 32 slots at once (one per lane) and then reads
- * the partial outputs 8 slots at a time, the loads issued before any is used: a request's
- * merge costs a few memory latencies per 32 slots rather than two dependent loads per slot
+ * the partial outputs 8 slots at a time, the loads issued before any is used (for rows of
+ * at most 32 slots the first 8 together with the lse): a request's merge costs a few memory
+ * latencies per 32 slots rather than two dependent loads per slot
  * (the previous kernel walked the slot list one slot at a time, twice; on the H200 that cost
  * 66 µs for a request of 187 slots, docs/validation.md). Every lane still adds the slots in
  * the plan's order and the normaliser is summed in a fixed butterfly, so the same plan gives
@@ -33,55 +34,94 @@ template <> struct fvec<2> {
   }
 };
 
-/* Slots c .. c+n (n <= 32) of one row: lane j holds slot c+j's id and weight. */
+/* Issues the loads of slots j .. j+MERGE_BATCH (those below n) of one row's chunk, lane l of
+ * the warp holding slot l's id: nothing waits for them here. */
 template <int D>
-__device__ __forceinline__ void merge_chunk(const av_kern_batch_t &b, int h, int n, int my_slot,
-                                            float my_f, float *acc) {
+__device__ __forceinline__ void load_batch(const av_kern_batch_t &b, int h, int n, int j,
+                                           int my_slot, float (*v)[D / 32]) {
   constexpr int E = D / 32;
   const int lane = threadIdx.x & 31;
-  for (int j = 0; j < n; j += MERGE_BATCH) {
-    float v[MERGE_BATCH][E], f[MERGE_BATCH];
 #pragma unroll
-    for (int u = 0; u < MERGE_BATCH; ++u) {
-      const int slot = __shfl_sync(0xffffffffu, my_slot, (j + u) & 31);
-      f[u] = __shfl_sync(0xffffffffu, my_f, (j + u) & 31);
-      if (j + u < n)
-        fvec<E>::load(v[u], b.part_o + ((size_t)slot * b.hq + h) * D + lane * E);
-    }
-#pragma unroll
-    for (int u = 0; u < MERGE_BATCH; ++u)
-      if (j + u < n) {
-#pragma unroll
-        for (int e = 0; e < E; ++e) acc[e] += f[u] * v[u][e];
-      }
+  for (int u = 0; u < MERGE_BATCH; ++u) {
+    const int slot = __shfl_sync(0xffffffffu, my_slot, (j + u) & 31);
+    if (j + u < n) fvec<E>::load(v[u], b.part_o + ((size_t)slot * b.hq + h) * D + lane * E);
   }
 }
 
+/* Adds the batch in slot order, each slot weighted by its lane's my_f. */
+template <int D>
+__device__ __forceinline__ void add_batch(int n, int j, float my_f, const float (*v)[D / 32],
+                                          float *acc) {
+  constexpr int E = D / 32;
+#pragma unroll
+  for (int u = 0; u < MERGE_BATCH; ++u) {
+    const float f = __shfl_sync(0xffffffffu, my_f, (j + u) & 31);
+    if (j + u < n) {
+#pragma unroll
+      for (int e = 0; e < E; ++e) acc[e] += f * v[u][e];
+    }
+  }
+}
+
+/* Slots c .. c+n (n <= 32) of one row: lane j holds slot c+j's id and weight; the first
+ * batch may already be in flight (`loaded`). */
+template <int D>
+__device__ __forceinline__ void merge_chunk(const av_kern_batch_t &b, int h, int n, int my_slot,
+                                            float my_f, float *acc, float (*v)[D / 32],
+                                            bool loaded) {
+  for (int j = 0; j < n; j += MERGE_BATCH) {
+    if (j > 0 || !loaded) load_batch<D>(b, h, n, j, my_slot, v);
+    add_batch<D>(n, j, my_f, v, acc);
+  }
+}
+
+/* The row's global maximum lse over lanes holding `lse` (-inf elsewhere). */
+__device__ __forceinline__ float warp_max(float m) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  return m;
+}
+
+/* A row of at most 32 slots (nearly every row: one slot per tree level or KV chunk) waits on
+ * three memory latencies: its list bounds, its slot ids, then the lse and the first batch of
+ * partial outputs together. Longer rows first find the maximum lse over all their slots. The
+ * arithmetic (and so every output bit) is the same on both paths. */
 template <typename T, int D>
 __device__ __forceinline__ void merge_row(const av_kern_batch_t &b, int req, int h,
                                           const int32_t *merge_off, const int32_t *slots) {
   const int lane = threadIdx.x & 31;
   const int s0 = merge_off[req], s1 = merge_off[req + 1];
   if (s0 == s1) return;  /* a FINAL item wrote this row */
-  float gm = -INFINITY;
-  for (int s = s0 + lane; s < s1; s += 32)
-    gm = fmaxf(gm, b.part_lse[(size_t)slots[s] * b.hq + h]);
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) gm = fmaxf(gm, __shfl_xor_sync(0xffffffffu, gm, o));
   constexpr int E = D / 32;  /* elements per lane: 4 (d 128) or 2 (d 64) */
   float acc[E] = {};
   float L = 0.f;
-  for (int c = s0; c < s1; c += 32) {
-    const int n = s1 - c < 32 ? s1 - c : 32;
-    int my_slot = 0;
-    float my_f = 0.f;
-    if (lane < n) {
-      my_slot = slots[c + lane];
-      const float lse = b.part_lse[(size_t)my_slot * b.hq + h];
-      my_f = lse == -INFINITY ? 0.f : expf(lse - gm);
-    }
+  float v[MERGE_BATCH][E];
+  if (s1 - s0 <= 32) {
+    const int n = s1 - s0;
+    const int my_slot = lane < n ? slots[s0 + lane] : 0;
+    const float lse = lane < n ? b.part_lse[(size_t)my_slot * b.hq + h] : -INFINITY;
+    load_batch<D>(b, h, n, 0, my_slot, v);
+    const float gm = warp_max(lse);
+    const float my_f = lse == -INFINITY ? 0.f : expf(lse - gm);
     L += my_f;
-    merge_chunk<D>(b, h, n, my_slot, my_f, acc);
+    merge_chunk<D>(b, h, n, my_slot, my_f, acc, v, true);
+  } else {
+    float gm = -INFINITY;
+    for (int s = s0 + lane; s < s1; s += 32)
+      gm = fmaxf(gm, b.part_lse[(size_t)slots[s] * b.hq + h]);
+    gm = warp_max(gm);
+    for (int c = s0; c < s1; c += 32) {
+      const int n = s1 - c < 32 ? s1 - c : 32;
+      int my_slot = 0;
+      float my_f = 0.f;
+      if (lane < n) {
+        my_slot = slots[c + lane];
+        const float lse = b.part_lse[(size_t)my_slot * b.hq + h];
+        my_f = lse == -INFINITY ? 0.f : expf(lse - gm);
+      }
+      L += my_f;
+      merge_chunk<D>(b, h, n, my_slot, my_f, acc, v, false);
+    }
   }
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) L += __shfl_xor_sync(0xffffffffu, L, o);
