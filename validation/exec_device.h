@@ -1,0 +1,68 @@
+/* The executor's device-side internals shared by validation/executor.c (batches,
+ * verification, traces, timing) and validation/exec_plan.c (a plan on the device: checked,
+ * uploaded, run once). CUDA builds only; not a public API. */
+#ifndef AV_EXEC_DEVICE_H
+#define AV_EXEC_DEVICE_H
+
+#include <stdint.h>
+
+#include "kernels/kernels.h"
+#include "validation/exec_internal.h"
+#include "validation/executor.h"
+
+#define AV_SRC "executor"
+
+/* AV_ERR_CUDA with the kernel layer's last failure. */
+int av__exec_cuda_fail(av_error_t *err);
+/* In a function with `int rc` and `av_error_t *err`: on a failed kernel-layer call, records
+ * it and jumps to `done`. */
+#define AV_K(call)                            \
+  do {                                        \
+    if ((call) != 0) {                        \
+      rc = av__exec_cuda_fail(err);           \
+      goto done;                              \
+    }                                         \
+  } while (0)
+
+struct av_exec_batch {
+  av_workload_t *w;
+  av_exec_host_t host;
+  av_kern_device_t dev;
+  void *q, *k, *v, *off, *blocks, *out;
+  void *flush;
+  size_t flush_bytes;
+  void *main;
+};
+
+/* A plan's device state: per-launch item tables and queues, streams and events. */
+typedef struct av__plan_dev {
+  int n_launches, n_streams;
+  const av_kern_variant_t **var;
+  av_kern_launch_t *kl;
+  int *launch_stream;          /* index into streams */
+  void **streams, **done_ev;
+  void *ev_start, *ev_end;
+  void *items, *queries, *segs, *qoff, *queue, *moff, *mslots;
+  float *part_o, *part_lse;
+  av_kern_trace_rec_t *trace;   /* items x hkv records, then one per merge CTA */
+  int32_t n_items, ctas;
+} av__plan_dev_t;
+
+/* Merge CTAs the merge launch runs (0 when the plan has no partial states). */
+int64_t av__exec_merge_ctas(const av_plan_t *p);
+/* Everything that can be wrong with the plan for batch b, found before any allocation
+ * (fills d->var). */
+int av__plan_validate(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t *d,
+                      av_error_t *err);
+/* Uploads the plan's metadata, allocates its partial states and trace records, creates its
+ * streams and events. */
+int av__plan_upload(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t *d,
+                    av_error_t *err);
+/* Frees what validate and upload made; d is zeroed. */
+void av__plan_dev_free(av__plan_dev_t *d);
+/* One execution of the plan between d->ev_start and d->ev_end on the batch's main stream;
+ * with trace, per-CTA records. */
+int av__exec_run_once(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t *d,
+                      int trace, av_error_t *err);
+
+#endif
