@@ -41,7 +41,8 @@ typedef struct av__plan_dev {
   av_kern_launch_t *kl;
   int *launch_stream;          /* index into streams */
   void **streams, **done_ev;
-  void *ev_start, *ev_end;
+  void *ev_pre, *ev_end;
+  void **ev_starts;            /* one per stream: a run starts when its first stream does */
   void *items, *queries, *segs, *qoff, *queue, *moff, *mslots;
   float *part_o, *part_lse;
   av_kern_trace_rec_t *trace;   /* items x hkv records, then one per merge CTA */
@@ -60,9 +61,12 @@ int av__plan_upload(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t
                     av_error_t *err);
 /* Frees what validate and upload made; d is zeroed. */
 void av__plan_dev_free(av__plan_dev_t *d);
-/* One execution of the plan between d->ev_start and d->ev_end on the batch's main stream;
- * with trace, per-CTA records. */
+/* One execution of the plan (each plan stream's start event to the tail stream's end event,
+ * av__exec_elapsed_us); with trace, per-CTA records. */
 int av__exec_run_once(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t *d,
                       int trace, av_error_t *err);
+
+/* The last run's time: from its earliest stream start to its end. */
+int av__exec_elapsed_us(const av__plan_dev_t *d, double *us);
 
 #endif

@@ -21,7 +21,9 @@ void av__plan_dev_free(av__plan_dev_t *d) {
     if (d->streams) av_kern_stream_destroy(d->streams[i]);
     if (d->done_ev) av_kern_event_destroy(d->done_ev[i]);
   }
-  av_kern_event_destroy(d->ev_start);
+  for (int i = 0; i < d->n_streams && d->ev_starts; ++i) av_kern_event_destroy(d->ev_starts[i]);
+  free(d->ev_starts);
+  av_kern_event_destroy(d->ev_pre);
   av_kern_event_destroy(d->ev_end);
   av_kern_free(d->items);
   av_kern_free(d->queries);
@@ -217,7 +219,13 @@ int av__plan_upload(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t
     AV_K(av_kern_stream_create(&d->streams[s]));
     AV_K(av_kern_event_create(&d->done_ev[s]));
   }
-  AV_K(av_kern_event_create(&d->ev_start));
+  d->ev_starts = calloc((size_t)d->n_streams + 1, sizeof *d->ev_starts);
+  if (!d->ev_starts) {
+    rc = av_error_set(err, AV_ERR_NOMEM, AV_SRC, NULL, "out of memory");
+    goto done;
+  }
+  for (int s = 0; s < d->n_streams; ++s) AV_K(av_kern_event_create(&d->ev_starts[s]));
+  AV_K(av_kern_event_create(&d->ev_pre));
   AV_K(av_kern_event_create(&d->ev_end));
 done:
   free(items);
@@ -242,23 +250,44 @@ static av_kern_batch_t av_kbatch(const av_exec_batch_t *b, const av__plan_dev_t 
   return k;
 }
 
+/* Every plan stream waits for the main stream's work (flush, poisoning) and then records its
+ * own start event, so no cross-stream wait falls inside the timed span at the start; the
+ * stream of the last launch (the tail) waits for the others' ends, runs the merge and
+ * records the end. */
 int av__exec_run_once(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t *d,
                       int trace, av_error_t *err) {
   int rc = AV_OK;
   const av_kern_batch_t kb = av_kbatch(b, d, trace);
-  AV_K(av_kern_event_record(d->ev_start, b->main));
-  for (int s = 0; s < d->n_streams; ++s) AV_K(av_kern_stream_wait(d->streams[s], d->ev_start));
+  const int tail = p->n_launches > 0 ? d->launch_stream[p->n_launches - 1] : -1;
+  void *ts = tail >= 0 ? d->streams[tail] : b->main;
+  AV_K(av_kern_event_record(d->ev_pre, b->main));
+  for (int s = 0; s < d->n_streams; ++s) {
+    AV_K(av_kern_stream_wait(d->streams[s], d->ev_pre));
+    AV_K(av_kern_event_record(d->ev_starts[s], d->streams[s]));
+  }
   for (int32_t l = 0; l < p->n_launches; ++l)
     AV_K(av_kern_attn_launch(d->var[l], &kb, &d->kl[l], d->streams[d->launch_stream[l]]));
   for (int s = 0; s < d->n_streams; ++s) {
+    if (s == tail) continue;
     AV_K(av_kern_event_record(d->done_ev[s], d->streams[s]));
-    AV_K(av_kern_stream_wait(b->main, d->done_ev[s]));
+    AV_K(av_kern_stream_wait(ts, d->done_ev[s]));
   }
-  if (p->n_slots > 0)
-    AV_K(av_kern_merge_launch(&kb, p->n_requests, d->moff, d->mslots, b->main));
-  AV_K(av_kern_event_record(d->ev_end, b->main));
+  if (p->n_slots > 0) AV_K(av_kern_merge_launch(&kb, p->n_requests, d->moff, d->mslots, ts));
+  AV_K(av_kern_event_record(d->ev_end, ts));
+  AV_K(av_kern_stream_wait(b->main, d->ev_end));
 done:
   return rc;
+}
+
+int av__exec_elapsed_us(const av__plan_dev_t *d, double *us) {
+  *us = 0;
+  for (int s = 0; s < d->n_streams; ++s) {
+    float ms = 0;
+    int r = av_kern_event_elapsed_ms(&ms, d->ev_starts[s], d->ev_end);
+    if (r) return r;
+    if (ms * 1e3 > *us) *us = ms * 1e3;
+  }
+  return 0;
 }
 
 #else

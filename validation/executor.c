@@ -311,9 +311,9 @@ static int av_time(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t 
     AV_K(av_flush(b, o, i & 0xff));
     rc = av__exec_run_once(b, p, d, 0, err);
     if (rc != AV_OK) goto done;
-    float ms = 0;
-    AV_K(av_kern_event_elapsed_ms(&ms, d->ev_start, d->ev_end));
-    if (i >= 0) us[i] = ms * 1e3;
+    double t = 0;
+    AV_K(av__exec_elapsed_us(d, &t));
+    if (i >= 0) us[i] = t;
   }
   qsort(us, (size_t)reps, sizeof *us, av_cmp_double);
   out->median_us = reps % 2 ? us[reps / 2] : 0.5 * (us[reps / 2 - 1] + us[reps / 2]);
