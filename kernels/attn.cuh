@@ -115,7 +115,13 @@ struct tile_cursor {
 /* Copies KV tiles into shared memory. Thread tid always copies the same 16-byte column of
  * rows tid/CPR + k*RS (k < R), so the block ids of a tile's rows can be read one tile ahead
  * into registers (fetch) and their latency hides behind the current tile's math; issue then
- * starts the tile's cp.async copies without waiting on the block table. */
+ * starts the tile's cp.async copies without waiting on the block table. A row's block and
+ * in-block offset follow from the previous row's by adding RS = rs_q blocks + rs_r tokens
+ * with one conditional carry (rs_r < block size), so neither side loops or divides per row:
+ * one division per tile. Per-row carry loops made the loader ~40 % of the m64 tile's
+ * instructions; without them the best plans got 0.93x faster (docs/gpu-notes.md, session 7,
+ * call 3). Sharing a row's address among 4 chunks per thread cut instructions further but
+ * lost bandwidth (decode trees 1.07x slower, same call), so a thread copies one chunk a row. */
 template <typename T, int N, int D, int NT> struct kv_loader {
   static constexpr int CPR = D / 8;  /* 16-byte chunks per token row */
   static constexpr int RS = NT / CPR;
@@ -124,12 +130,14 @@ template <typename T, int N, int D, int NT> struct kv_loader {
   static_assert(NT % CPR == 0 && N % RS == 0, "loader geometry");
   int blk[R];
   int row0, col;
-  int rem0;  /* (tile start + row0) mod block size: rows' in-block offsets step by RS from it */
-  __device__ __forceinline__ void init(int tid) {
+  int rs_q, rs_r;  /* RS = rs_q * block size + rs_r */
+  int rem0;  /* (tile start + row0) mod block size */
+  __device__ __forceinline__ void init(int tid, int bs) {
     row0 = tid / CPR;
     col = (tid % CPR) * 8;
+    rs_q = RS / bs;
+    rs_r = RS - rs_q * bs;
   }
-  /* One division per tile; the rows' block indices and offsets follow by carries. */
   __device__ __forceinline__ void fetch(const tile_cursor &c, const av_kern_batch_t &b) {
     const int32_t *blocks = b.block_ids + c.boff;
     const int bs = b.block_size;
@@ -139,28 +147,29 @@ template <typename T, int N, int D, int NT> struct kv_loader {
 #pragma unroll
     for (int k = 0; k < R; ++k) {
       blk[k] = t0 + k * RS < c.end ? __ldg(blocks + q) : -1;
-      r += RS;
-      while (r >= bs) {
-        r -= bs;
-        ++q;
-      }
+      r += rs_r;
+      q += rs_q;
+      const bool carry = r >= bs;
+      r = carry ? r - bs : r;
+      q = carry ? q + 1 : q;
     }
   }
   __device__ __forceinline__ void issue(T *ks, T *vs, const av_kern_batch_t &b, int kvh) const {
     const int bs = b.block_size;
-    const T *K = static_cast<const T *>(b.k);
-    const T *V = static_cast<const T *>(b.v);
+    const char *K = static_cast<const char *>(b.k) + col * (int)sizeof(T);
+    const char *V = static_cast<const char *>(b.v) + col * (int)sizeof(T);
     int r = rem0;
 #pragma unroll
     for (int k = 0; k < R; ++k) {
       const int row = row0 + k * RS;
       const bool ok = blk[k] >= 0;
-      size_t off = 0;
-      if (ok) off = ((size_t)(blk[k] * b.hkv + kvh) * bs + r) * D + col;
+      /* the token's slot in [n_blocks][hkv][block]: < 2^31 for any cache that fits a GPU */
+      const unsigned slot = ok ? (unsigned)((blk[k] * b.hkv + kvh) * bs + r) : 0u;
+      const size_t off = (size_t)slot * (D * sizeof(T));
       cp_async16(ks + row * P + col, K + off, ok ? 16 : 0);
       cp_async16(vs + row * P + col, V + off, ok ? 16 : 0);
-      r += RS;
-      while (r >= bs) r -= bs;
+      r += rs_r;
+      r = r >= bs ? r - bs : r;
     }
   }
 };
@@ -232,47 +241,60 @@ __device__ __forceinline__ void tile_qk(float (*s)[4], const uint32_t (*qf)[4], 
   }
 }
 
-/* Online softmax of S (log2 domain; rows lane/4 and lane/4 + 8; tokens at or past `valid`
- * masked), then O += P V with V from vs: P's accumulator layout is the next mma's A layout. */
+/* Online softmax of S (rows lane/4 and lane/4 + 8; tokens at or past `valid` masked, which
+ * only a warp whose tokens run past its segment's end checks), then O += P V with V from vs:
+ * P's accumulator layout is the next mma's A layout. The running maximum is kept in the log2
+ * domain of the scaled scores; as the scale is positive, the tile's maximum is taken on the raw
+ * scores and each weight is one fused multiply-add and one ex2 (FlashAttention-2 §3.1). */
 template <typename T, int M, int N, int D>
 __device__ __forceinline__ void tile_softmax_pv(float (*s)[4], acc_t<D> &a, const T *vs,
                                                 int valid, int t0, int lane, float scale_log2) {
   constexpr int P = geom<M, N, D>::P;
   constexpr int SN = geom<M, N, D>::NS / 8;
   constexpr int ON = D / 8;
+  if (valid < t0 + geom<M, N, D>::NS) {
+#pragma unroll
+    for (int j = 0; j < SN; ++j) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (t0 + j * 8 + (lane & 3) * 2 + (e & 1) >= valid) s[j][e] = -INFINITY;
+    }
+  }
   float tmax[2] = {-INFINITY, -INFINITY};
 #pragma unroll
   for (int j = 0; j < SN; ++j) {
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int tok = t0 + j * 8 + (lane & 3) * 2 + (e & 1);
-      const float x = tok < valid ? s[j][e] * scale_log2 : -INFINITY;
-      s[j][e] = x;
-      tmax[e >> 1] = fmaxf(tmax[e >> 1], x);
-    }
+    tmax[0] = fmaxf(tmax[0], fmaxf(s[j][0], s[j][1]));
+    tmax[1] = fmaxf(tmax[1], fmaxf(s[j][2], s[j][3]));
   }
+  float alpha[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     tmax[h] = fmaxf(tmax[h], __shfl_xor_sync(0xffffffffu, tmax[h], 1));
     tmax[h] = fmaxf(tmax[h], __shfl_xor_sync(0xffffffffu, tmax[h], 2));
-    const float mnew = fmaxf(a.mx[h], tmax[h]);
-    const float alpha = a.mx[h] == -INFINITY ? 0.f : exp2f(a.mx[h] - mnew);
+    const float mnew = fmaxf(a.mx[h], tmax[h] * scale_log2);
+    alpha[h] = a.mx[h] == -INFINITY ? 0.f : ex2(a.mx[h] - mnew);
     a.mx[h] = mnew;
-    a.sum[h] *= alpha;
+    a.sum[h] *= alpha[h];
+  }
+  /* Past the first tiles a row's maximum rarely grows: alpha is then exactly 1 on all the
+   * warp's rows and the rescale of O (D/2 multiplies per thread) is skipped. */
+  if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
 #pragma unroll
     for (int j = 0; j < ON; ++j) {
-      a.o[j][2 * h] *= alpha;
-      a.o[j][2 * h + 1] *= alpha;
+      a.o[j][0] *= alpha[0];
+      a.o[j][1] *= alpha[0];
+      a.o[j][2] *= alpha[1];
+      a.o[j][3] *= alpha[1];
     }
   }
-  const float ref0 = a.mx[0] == -INFINITY ? 0.f : a.mx[0];
-  const float ref1 = a.mx[1] == -INFINITY ? 0.f : a.mx[1];
+  const float ref0 = a.mx[0] == -INFINITY ? 0.f : -a.mx[0];
+  const float ref1 = a.mx[1] == -INFINITY ? 0.f : -a.mx[1];
 #pragma unroll
   for (int j = 0; j < SN; ++j) {
-    s[j][0] = exp2f(s[j][0] - ref0);
-    s[j][1] = exp2f(s[j][1] - ref0);
-    s[j][2] = exp2f(s[j][2] - ref1);
-    s[j][3] = exp2f(s[j][3] - ref1);
+    s[j][0] = ex2(fmaf(s[j][0], scale_log2, ref0));
+    s[j][1] = ex2(fmaf(s[j][1], scale_log2, ref0));
+    s[j][2] = ex2(fmaf(s[j][2], scale_log2, ref1));
+    s[j][3] = ex2(fmaf(s[j][3], scale_log2, ref1));
     a.sum[0] += s[j][0] + s[j][1];
     a.sum[1] += s[j][2] + s[j][3];
   }
@@ -467,7 +489,7 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
    * buffer iteration t-1 freed, then waits for tile t only (S-1 tiles stay in flight while
    * it computes). Block ids are always one issued tile ahead (kv_loader::fetch). */
   kv_loader<T, N, D, NT> kl;
-  kl.init(tid);
+  kl.init(tid, b.block_size);
   tile_cursor ld, cp;
   ld.start(l.segs, it);
   cp = ld;

@@ -63,7 +63,7 @@ __device__ __forceinline__ void attn_stream(const av_kern_batch_t &b, const av_k
   if (b.trace && tid == 0) t_item = globaltimer();
 
   stream_loader<T, M, N, D> ld;
-  ld.kl.init(tid);
+  ld.kl.init(tid, b.block_size);
   ld.k = kbeg;
   ld.kend = kend;
   ld.open(l, ring);
