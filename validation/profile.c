@@ -255,6 +255,31 @@ static json_t *reals(const double *v, int n, double scale) {
   return a;
 }
 
+/* The queue curves (validation/profile_queue.c). */
+static json_t *queue_json(const av_profile_t *p) {
+  json_t *vs = json_array();
+  for (int i = 0; i < p->n_queue; i++) {
+    const av_profile_queue_t *c = &p->queue[i];
+    json_t *kv = json_array();
+    for (int k = 0; k < c->n; k++) json_array_append_new(kv, json_integer(c->kv[k]));
+    json_array_append_new(
+        vs, json_pack("{s:s, s:i, s:i, s:i, s:i, s:s, s:o, s:o, s:o, s:i, s:o, s:o}", "kind",
+                      av_kernel_kind_name(c->tile.kind), "m", c->tile.m_rows, "n",
+                      c->tile.n_tokens, "warps", c->tile.warps, "head_dim", c->head_dim,
+                      "dtype", av_dtype_name(c->dtype), "n_kv", kv, "first_us",
+                      reals(c->first_us, c->n, 1e4), "next_us", reals(c->next_us, c->n, 1e4),
+                      "loaded_ctas", c->loaded_ctas, "loaded_first_us",
+                      reals(c->loaded_first_us, c->n, 1e4), "loaded_next_us",
+                      reals(c->loaded_next_us, c->n, 1e4)));
+  }
+  return json_pack("{s:i, s:s, s:o}", "items", AV_PROF_QUEUE_ITEMS, "notes",
+                   "persistent CTAs, each a queue of one-query items over their own roots, L2 "
+                   "flushed; first_us: a queue's first item from its CTA's start, next_us: the "
+                   "mean of the others, each from the previous item's end; one CTA alone, and "
+                   "loaded_*: a full wave of loaded_ctas CTAs",
+                   "variants", vs);
+}
+
 /* The optional "coresidency" key (costmodels/profile_coresidency.h reads it). */
 static json_t *cores_json(const av_profile_t *p) {
   json_t *vs = json_array();
@@ -333,6 +358,9 @@ json_t *av_profile_details_json(const av_profile_t *p) {
   if (d) json_object_set_new(d, "dispatch", json_pack("{s:f, s:f}", "join_overhead_us",
                                                      p->join_us, "run_tail_us", p->tail_us));
   else json_decref(res);
+  /* measured, not yet modelled: the engine's errors on persistent queues (docs/validation.md
+   * "Session 7") need more than this to correct */
+  if (d && p->n_queue > 0) json_object_set_new(d, "queue", queue_json(p));
   return d;
 }
 

@@ -73,6 +73,27 @@ typedef struct av_profile_merge {
                                             0: not measured */
 } av_profile_merge_t;
 
+#define AV_PROF_QUEUE_ITEMS 8             /* items in each measured queue */
+#define AV_PROF_MAX_QUEUE 8              /* persistent variants with a queue curve */
+#define AV_PROF_QUEUE_PTS 3              /* item lengths per curve */
+
+/* One persistent variant's queue curve (validation/profile_queue.c): persistent CTAs whose
+ * queues hold AV_PROF_QUEUE_ITEMS one-query items each, every item over its own root of kv[i]
+ * tokens, L2 flushed; from the trace, the mean time of a queue's first item (from its CTA's
+ * start) and of the others (each from the previous item's end). Once with one CTA alone on
+ * the GPU, once with a full wave (loaded_ctas: SMs x the variant's occupancy), which is how
+ * the schedulers launch persistent grids. */
+typedef struct av_profile_queue {
+  av_tile_t tile;
+  int head_dim;
+  av_dtype_t dtype;
+  int n;
+  int64_t kv[AV_PROF_QUEUE_PTS];
+  double first_us[AV_PROF_QUEUE_PTS], next_us[AV_PROF_QUEUE_PTS];
+  int loaded_ctas;
+  double loaded_first_us[AV_PROF_QUEUE_PTS], loaded_next_us[AV_PROF_QUEUE_PTS];
+} av_profile_queue_t;
+
 typedef struct av_profile {
   char gpu[64];                          /* spec name, e.g. "H200-SXM" */
   char device[256];                      /* the driver's name */
@@ -91,6 +112,8 @@ typedef struct av_profile {
   double empty_cta_us;                   /* a persistent CTA with no work: its time in one
                                             CTA slot (0: not measured) */
   double empty_slope_us;                 /* the measured time per added empty CTA */
+  int n_queue;                           /* queue curves (0: step not run) */
+  av_profile_queue_t queue[AV_PROF_MAX_QUEUE];
   double join_us;                        /* last attention CTA's end -> first merge CTA */
   double tail_us;                        /* last CTA's end -> the run's end event */
 } av_profile_t;
@@ -157,6 +180,17 @@ av_plan_t *av_profile_empty_plan(const av_workload_t *w, const av_tile_t *tile, 
                                  av_error_t *err);
 /* The "merge" key of the profile file (costmodels/profile_merge.h reads it). Caller owns. */
 json_t *av_profile_merge_json(const av_profile_t *p);
+/* One persistent launch of `ctas` CTAs; item r = every query of root r over the whole root
+ * (partial output), at position r mod (roots / ctas) of CTA r / (roots / ctas). The roots
+ * must divide evenly. Caller owns. */
+av_plan_t *av_profile_queue_plan(const av_workload_t *w, const av_tile_t *tile, int32_t ctas,
+                                 av_error_t *err);
+/* From one traced run of such a plan (the executor's {"ctas": [...]}, one record per item,
+ * head 0): the mean duration of the queues' first items (position 0) and of the others.
+ * AV_ERR_RANGE when an item's record is missing or a queue has fewer than 2 items. */
+int av_profile_queue_times(const json_t *trace, int32_t n_items, int32_t per_queue,
+                           double *first_us, double *next_us, av_error_t *err);
+
 
 /* --- files --------------------------------------------------------------------------- */
 /* The profile document (docs/schedulers.md "The profile file"). Caller owns. */
@@ -195,6 +229,9 @@ int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
 int av__profile_flush_l2(const av_gpu_t *g, av_error_t *err);
 /* Executor options of one traced, unverified, untimed run (the profiler's measurements). */
 void av__profile_traced_opts(av_exec_opts_t *o);
+/* Measures the queue curve of every persistent variant at d 128 fp16 on device 0. */
+int av_profile_measure_queue(const av_gpu_t *g, const av_variants_t *vs,
+                             const av_profile_opts_t *o, av_profile_t *out, av_error_t *err);
 /* Measures the merge curves (every head dim and dtype of o) and the empty persistent CTA
  * (d 128 fp16) on device 0. */
 int av_profile_measure_merge(const av_gpu_t *g, const av_variants_t *vs,
