@@ -69,6 +69,20 @@ static av_output_t tile_output(const av_tile_t *t) {
   return t->kind == AV_KERNEL_DECODE ? AV_OUT_FINAL : AV_OUT_PARTIAL;
 }
 
+av_plan_t *av__profile_finish_plan(av_plan_t *p, int ok, const av_workload_t *w,
+                                   av_error_t *err) {
+  if (!ok) {
+    av_plan_destroy(p);
+    av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory building a profile plan");
+    return NULL;
+  }
+  if (av_plan_finalize(p, err) || av_plan_check(p, w, err)) {
+    av_plan_destroy(p);
+    return NULL;
+  }
+  return p;
+}
+
 av_plan_t *av_profile_plan(const av_workload_t *w, const av_tile_t *tile, int serial,
                            av_error_t *err) {
   av_plan_t *p = av_plan_create(w, "profile");
@@ -89,16 +103,7 @@ av_plan_t *av_profile_plan(const av_workload_t *w, const av_tile_t *tile, int se
                                          persistent ? 0 : -1) >= 0;
   }
   free(q);
-  if (!ok) {
-    av_plan_destroy(p);
-    av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory building a profile plan");
-    return NULL;
-  }
-  if (av_plan_finalize(p, err) || av_plan_check(p, w, err)) {
-    av_plan_destroy(p);
-    return NULL;
-  }
-  return p;
+  return av__profile_finish_plan(p, ok, w, err);
 }
 
 av_workload_t *av_profile_cores_workload(int32_t n_req, int64_t kv, int shared, int head_dim,
@@ -140,16 +145,7 @@ av_plan_t *av_profile_cores_plan(const av_workload_t *w, const av_tile_t *tile,
     ok = av_plan_add_item(p, launch, &q, 1, &s, 1, tile_output(tile), persistent ? q : -1,
                           persistent ? 0 : -1) >= 0;
   }
-  if (!ok) {
-    av_plan_destroy(p);
-    av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory building a co-residency plan");
-    return NULL;
-  }
-  if (av_plan_finalize(p, err) || av_plan_check(p, w, err)) {
-    av_plan_destroy(p);
-    return NULL;
-  }
-  return p;
+  return av__profile_finish_plan(p, ok, w, err);
 }
 
 int av_profile_cores_slowdown(const double *dur_us, int n_k, double fixed_us, double *out,

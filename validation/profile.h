@@ -225,6 +225,10 @@ void av_profile_opts_default(av_profile_opts_t *o);
  * and the compiled variants of its architecture. */
 int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
                        const av_profile_opts_t *o, av_profile_t *out, av_error_t *err);
+/* Finalizes and checks a profile plan built with every add succeeding (ok); else, or when
+ * the check fails, destroys it and returns NULL with err set. */
+av_plan_t *av__profile_finish_plan(av_plan_t *p, int ok, const av_workload_t *w,
+                                   av_error_t *err);
 /* Copies twice the L2's size so the next run starts with a cold L2 (profile steps). */
 int av__profile_flush_l2(const av_gpu_t *g, av_error_t *err);
 /* Executor options of one traced, unverified, untimed run (the profiler's measurements). */

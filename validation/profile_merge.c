@@ -66,18 +66,6 @@ av_workload_t *av_profile_merge_cold_workload(int32_t slots, int rows, int head_
   return merge_workload(slots, rows, head_dim, dtype, streamers, stream_tokens, err);
 }
 
-static av_plan_t *finish(av_plan_t *p, int ok, const av_workload_t *w, av_error_t *err) {
-  if (!ok) {
-    av_plan_destroy(p);
-    av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory building a profile plan");
-    return NULL;
-  }
-  if (av_plan_finalize(p, err) || av_plan_check(p, w, err)) {
-    av_plan_destroy(p);
-    return NULL;
-  }
-  return p;
-}
 
 av_plan_t *av_profile_merge_plan(const av_workload_t *w, const av_tile_t *tile,
                                  av_error_t *err) {
@@ -95,7 +83,7 @@ av_plan_t *av_profile_merge_plan(const av_workload_t *w, const av_tile_t *tile,
     av_segment_t s = {.node = r, .begin = 0, .end = w->nodes[r].kv_len_tokens};
     ok = av_plan_add_item(p, launch, &r, 1, &s, 1, AV_OUT_FINAL, -1, -1) >= 0;
   }
-  return finish(p, ok, w, err);
+  return av__profile_finish_plan(p, ok, w, err);
 }
 
 av_plan_t *av_profile_empty_plan(const av_workload_t *w, const av_tile_t *tile, int32_t ctas,
@@ -110,7 +98,7 @@ av_plan_t *av_profile_empty_plan(const av_workload_t *w, const av_tile_t *tile, 
   const int32_t q = w->node_reqs[w->node_req_offsets[0]];
   av_segment_t s = {.node = 0, .begin = 0, .end = w->nodes[0].kv_len_tokens};
   ok = ok && av_plan_add_item(p, launch, &q, 1, &s, 1, AV_OUT_FINAL, 0, 0) >= 0;
-  return finish(p, ok, w, err);
+  return av__profile_finish_plan(p, ok, w, err);
 }
 
 json_t *av_profile_merge_json(const av_profile_t *p) {

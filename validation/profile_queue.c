@@ -45,16 +45,7 @@ av_plan_t *av_profile_queue_plan(const av_workload_t *w, const av_tile_t *tile, 
     ok = av_plan_add_item(p, launch, q, nq, &s, 1, AV_OUT_PARTIAL, r / per, r % per) >= 0;
   }
   free(q);
-  if (!ok) {
-    av_plan_destroy(p);
-    av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory building a queue plan");
-    return NULL;
-  }
-  if (av_plan_finalize(p, err) || av_plan_check(p, w, err)) {
-    av_plan_destroy(p);
-    return NULL;
-  }
-  return p;
+  return av__profile_finish_plan(p, ok, w, err);
 }
 
 int av_profile_queue_times(const json_t *trace, int32_t n_items, int32_t per_queue,
