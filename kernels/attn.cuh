@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "kernels/attn_ptx.cuh"
+#include "kernels/attn_wgmma.cuh"
 #include "kernels/kernels.h"
 
 namespace av {
@@ -52,6 +53,13 @@ template <int M, int N, int D> struct geom {
   static constexpr int STREAM_STAGE_FITS = STAGE_BYTES <= TILE_BYTES;
   static constexpr int RING_OFF = SMEM;
   static constexpr int SMEM_STREAM = SMEM + 4 * AV_KERN_ITEM_INTS * 4;
+};
+
+/* Tiles whose 4 warps own 16 rows each over the whole KV tile (m64) are one warpgroup: on
+ * sm_90a they run QK^T and PV as wgmma (attn_wgmma.cuh) on KV tiles in the core-matrix layout;
+ * elsewhere, and for the other tiles, as mma.sync on row-major padded tiles. */
+template <int M, int N, int D> struct use_wg {
+  static constexpr bool value = AV_HAVE_WGMMA && geom<M, N, D>::WM == 4 && geom<M, N, D>::WN == 1;
 };
 
 struct item_t {
@@ -122,19 +130,29 @@ struct tile_cursor {
  * instructions; without them the best plans got 0.93x faster (docs/gpu-notes.md, session 7,
  * call 3). Sharing a row's address among 4 chunks per thread cut instructions further but
  * lost bandwidth (decode trees 1.07x slower, same call), so a thread copies one chunk a row. */
-template <typename T, int N, int D, int NT> struct kv_loader {
+template <typename T, int N, int D, int NT, bool CORE = false> struct kv_loader {
   static constexpr int CPR = D / 8;  /* 16-byte chunks per token row */
   static constexpr int RS = NT / CPR;
   static constexpr int R = N / RS;
   static constexpr int P = D + 8;
   static_assert(NT % CPR == 0 && N % RS == 0, "loader geometry");
+  static_assert(!CORE || RS % 8 == 0, "core layout: whole 8-token groups per pass");
   int blk[R];
   int row0, col;
+  int dst0;  /* core layout: element offset of row row0's chunk in the tile */
   int rs_q, rs_r;  /* RS = rs_q * block size + rs_r */
   int rem0;  /* (tile start + row0) mod block size */
+  /* Row-major padded tiles: a warp copies 2 tokens x 16 chunks. Core-matrix tiles
+   * (attn_wgmma.cuh): 8 tokens x 4 chunks, i.e. four whole 128-byte core-matrix rows. */
   __device__ __forceinline__ void init(int tid, int bs) {
-    row0 = tid / CPR;
-    col = (tid % CPR) * 8;
+    if constexpr (CORE) {
+      row0 = tid % RS;
+      col = (tid / RS) * 8;
+      dst0 = col * 8 + (row0 % 8) * 8;  /* + (row / 8) * D * 8 per pass */
+    } else {
+      row0 = tid / CPR;
+      col = (tid % CPR) * 8;
+    }
     rs_q = RS / bs;
     rs_r = RS - rs_q * bs;
   }
@@ -166,8 +184,9 @@ template <typename T, int N, int D, int NT> struct kv_loader {
       /* the token's slot in [n_blocks][hkv][block]: < 2^31 for any cache that fits a GPU */
       const unsigned slot = ok ? (unsigned)((blk[k] * b.hkv + kvh) * bs + r) : 0u;
       const size_t off = (size_t)slot * (D * sizeof(T));
-      cp_async16(ks + row * P + col, K + off, ok ? 16 : 0);
-      cp_async16(vs + row * P + col, V + off, ok ? 16 : 0);
+      const int at = CORE ? dst0 + (row / 8) * D * 8 : row * P + col;
+      cp_async16(ks + at, K + off, ok ? 16 : 0);
+      cp_async16(vs + at, V + off, ok ? 16 : 0);
       r += rs_r;
       r = r >= bs ? r - bs : r;
     }
@@ -225,18 +244,22 @@ __device__ __forceinline__ void tile_qk(float (*s)[4], const uint32_t (*qf)[4], 
                                         int t0, int lane) {
   constexpr int P = geom<M, N, D>::P;
   constexpr int SN = geom<M, N, D>::NS / 8;
+  if constexpr (use_wg<M, N, D>::value) {
+    wg_qk<T, N, D>(s, qf, ks);
+  } else {
 #pragma unroll
-  for (int j = 0; j < SN; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+    for (int j = 0; j < SN; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
 #pragma unroll
-  for (int k = 0; k < D / 16; ++k) {
+    for (int k = 0; k < D / 16; ++k) {
 #pragma unroll
-    for (int j = 0; j < SN; j += 2) {
-      uint32_t kb[4];
-      const int mi = lane >> 3;
-      const int tok = t0 + j * 8 + (mi >> 1) * 8 + (lane & 7);
-      ldsm_x4(kb, ks + tok * P + k * 16 + (mi & 1) * 8);
-      dt<T>::mma(s[j], qf[k], kb[0], kb[1]);
-      dt<T>::mma(s[j + 1], qf[k], kb[2], kb[3]);
+      for (int j = 0; j < SN; j += 2) {
+        uint32_t kb[4];
+        const int mi = lane >> 3;
+        const int tok = t0 + j * 8 + (mi >> 1) * 8 + (lane & 7);
+        ldsm_x4(kb, ks + tok * P + k * 16 + (mi & 1) * 8);
+        dt<T>::mma(s[j], qf[k], kb[0], kb[1]);
+        dt<T>::mma(s[j + 1], qf[k], kb[2], kb[3]);
+      }
     }
   }
 }
@@ -298,21 +321,25 @@ __device__ __forceinline__ void tile_softmax_pv(float (*s)[4], acc_t<D> &a, cons
     a.sum[0] += s[j][0] + s[j][1];
     a.sum[1] += s[j][2] + s[j][3];
   }
+  if constexpr (use_wg<M, N, D>::value) {
+    wg_pv<T, N, D>(a.o, s, vs);
+  } else {
 #pragma unroll
-  for (int kk = 0; kk < SN / 2; ++kk) {
-    uint32_t pa[4];
-    pa[0] = dt<T>::pack(s[2 * kk][0], s[2 * kk][1]);
-    pa[1] = dt<T>::pack(s[2 * kk][2], s[2 * kk][3]);
-    pa[2] = dt<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-    pa[3] = dt<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+    for (int kk = 0; kk < SN / 2; ++kk) {
+      uint32_t pa[4];
+      pa[0] = dt<T>::pack(s[2 * kk][0], s[2 * kk][1]);
+      pa[1] = dt<T>::pack(s[2 * kk][2], s[2 * kk][3]);
+      pa[2] = dt<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+      pa[3] = dt<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
 #pragma unroll
-    for (int j = 0; j < ON; j += 2) {
-      uint32_t vb[4];
-      const int mi = lane >> 3;
-      const int tok = t0 + kk * 16 + (mi & 1) * 8 + (lane & 7);
-      ldsm_x4_t(vb, vs + tok * P + (j + (mi >> 1)) * 8);
-      dt<T>::mma(a.o[j], pa, vb[0], vb[1]);
-      dt<T>::mma(a.o[j + 1], pa, vb[2], vb[3]);
+      for (int j = 0; j < ON; j += 2) {
+        uint32_t vb[4];
+        const int mi = lane >> 3;
+        const int tok = t0 + kk * 16 + (mi & 1) * 8 + (lane & 7);
+        ldsm_x4_t(vb, vs + tok * P + (j + (mi >> 1)) * 8);
+        dt<T>::mma(a.o[j], pa, vb[0], vb[1]);
+        dt<T>::mma(a.o[j + 1], pa, vb[2], vb[3]);
+      }
     }
   }
 }
@@ -488,7 +515,7 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
   /* Pipeline: tiles 0..S-2 are issued up front; iteration t issues tile t+S-1 into the
    * buffer iteration t-1 freed, then waits for tile t only (S-1 tiles stay in flight while
    * it computes). Block ids are always one issued tile ahead (kv_loader::fetch). */
-  kv_loader<T, N, D, NT> kl;
+  kv_loader<T, N, D, NT, use_wg<M, N, D>::value> kl;
   kl.init(tid, b.block_size);
   tile_cursor ld, cp;
   ld.start(l.segs, it);
@@ -521,6 +548,7 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
     }
     cp_commit();
     cp_wait<S - 1>();
+    if constexpr (use_wg<M, N, D>::value) fence_proxy_async();
     __syncthreads();
     const T *ks = kvbuf + rb * BUF;
     float s[SN][4];
@@ -536,13 +564,22 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
   item_write<T, M, N, D>(b, l, it, kvh, a, smem);
 }
 
+}  // namespace av
+
+#include "kernels/attn_wg_item.cuh"
+
+namespace av {
+
 template <typename T, int M, int N, int D>
 __device__ __forceinline__ void attn_traced(const av_kern_batch_t &b, const av_kern_launch_t &l,
                                             int item_index, int kvh, char *smem) {
   const item_t it = load_item(l.items, item_index);
   unsigned long long t0 = 0;
   if (b.trace && threadIdx.x == 0) t0 = globaltimer();
-  attn_item<T, M, N, D>(b, l, it, kvh, smem);
+  if constexpr (wg_ahead<M, N, D>::value)
+    attn_item_wg<T, M, N, D>(b, l, it, kvh, smem);
+  else
+    attn_item<T, M, N, D>(b, l, it, kvh, smem);
   if (b.trace) {
     __syncthreads();
     if (threadIdx.x == 0) trace_write(b, it, kvh, t0, globaltimer());

@@ -16,7 +16,7 @@ namespace av {
  * next item and records it (thread 0) in the shared ring the math side reads it from. */
 template <typename T, int M, int N, int D> struct stream_loader {
   using G = geom<M, N, D>;
-  kv_loader<T, N, D, G::T> kl;
+  kv_loader<T, N, D, G::T, use_wg<M, N, D>::value> kl;
   tile_cursor cur;
   int k, kend;
   __device__ __forceinline__ bool more() const { return k < kend; }
@@ -89,6 +89,7 @@ __device__ __forceinline__ void attn_stream(const av_kern_batch_t &b, const av_k
     if (ld.more()) ld.issue_next(kvbuf + wb * BUF, b, l, kvh, ring);
     cp_commit();
     cp_wait<S - 1>();
+    if constexpr (use_wg<M, N, D>::value) fence_proxy_async();
     __syncthreads();
     /* The next item's record is in the ring by now (its first tile is issued), so its
      * query rows are looked up before this tile's math and its Q fragments loaded right

@@ -1,0 +1,195 @@
+/* Hopper warpgroup MMA (wgmma.mma_async, sm_90a only) for the m64 tiles: the four warps of a
+ * CTA are one warpgroup, the A operand (Q for QK^T, P for PV) comes from registers in the
+ * same fragment layout as mma.sync m16n8k16's A (warp w holds rows 16w..16w+15), and the
+ * accumulator layout per warp is mma.sync's C layout tiled over N, so the softmax of
+ * attn.cuh runs unchanged on it (FlashAttention-3 §3.1 keeps P in registers the same way for
+ * 16-bit types). B (K, V) is read by the tensor cores straight from shared memory through a
+ * matrix descriptor, once per warpgroup instead of once per warp by ldmatrix: that quarters
+ * the shared-memory reads of the m64 tile, which bound the mma.sync kernel (docs/kernels.md).
+ *
+ * Shared-memory layout of a KV tile (no swizzle, the PTX ISA's "interleaved" canonical
+ * layout, §9.7.15.5.1.2): 8x8 core matrices of 128 contiguous bytes, core (n/8, d/8) of
+ * token n and dims d at (n/8) * D*16 + (d/8) * 128 bytes, token n%8's 16 bytes at (n%8)*16.
+ * K is B of QK^T in K-major form: 8-token groups SBO = D*16 bytes apart, 8-dim groups LBO =
+ * 128 bytes apart. V is B of PV in MN-major form (transposed): 8-dim groups SBO = 128 bytes
+ * apart along N, 8-token groups LBO = D*16 apart along K. The loader writes this layout with
+ * 8 tokens x 4 chunks per warp request (four whole 128-byte core rows: no bank conflict). */
+#ifndef AV_ATTN_WGMMA_CUH
+#define AV_ATTN_WGMMA_CUH
+
+#include <type_traits>
+
+#include "kernels/attn_ptx.cuh"
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define AV_HAVE_WGMMA 1
+#else
+#define AV_HAVE_WGMMA 0
+#endif
+
+/* Descriptor strides of the layout above (bytes); AV_WG_* override them for the layout probe
+ * (bench/wgmma_probe.cu). */
+#ifndef AV_WG_K_LBO
+#define AV_WG_K_LBO(D) 128
+#define AV_WG_K_SBO(D) ((D) * 16)
+#define AV_WG_V_LBO(D) ((D) * 16)
+#define AV_WG_V_SBO(D) 128
+#endif
+
+namespace av {
+
+/* A shared-memory matrix descriptor: start address, leading and stride byte offsets (all
+ * encoded >> 4), no swizzle. */
+__device__ __forceinline__ uint64_t wg_desc(const void *p, uint32_t lbo, uint32_t sbo) {
+  const uint64_t a = (smem_u32(p) & 0x3FFFFu) >> 4;
+  return a | (uint64_t)((lbo >> 4) & 0x3FFFu) << 16 | (uint64_t)((sbo >> 4) & 0x3FFFu) << 32;
+}
+/* Advancing a descriptor's start address by `bytes` (16-byte aligned, inside the window). */
+__device__ __forceinline__ uint64_t wg_advance(uint64_t d, uint32_t bytes) {
+  return d + (bytes >> 4);
+}
+__device__ __forceinline__ void wg_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wg_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wg_wait0() {
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
+/* Orders this thread's generic-proxy writes to shared memory (the cp.async copies) before the
+ * async proxy's reads (wgmma's B operand). */
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+#define AV_WG_REGS_32 \
+  "{" \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15 " \
+  "}, {%16, %17, %18, %19}, %20, p, 1, 1, %21;\n"
+#define AV_WG_OUTS_32(d) \
+  "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), \
+  "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), \
+  "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), \
+  "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
+#define AV_WG_REGS_64 \
+  "{" \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31 " \
+  "}, {%32, %33, %34, %35}, %36, p, 1, 1, %37;\n"
+#define AV_WG_OUTS_64(d) \
+  "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), \
+  "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), \
+  "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), \
+  "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), \
+  "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), \
+  "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), \
+  "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), \
+  "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+#define AV_WG_REGS_128 \
+  "{" \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63 " \
+  "}, {%64, %65, %66, %67}, %68, p, 1, 1, %69;\n"
+#define AV_WG_OUTS_128(d) \
+  "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), \
+  "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), \
+  "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), \
+  "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), \
+  "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), \
+  "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), \
+  "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), \
+  "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), \
+  "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]), \
+  "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), \
+  "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), \
+  "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]), \
+  "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), \
+  "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]), \
+  "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), \
+  "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
+
+/* D (64 x NN, f32) += A (64 x 16, registers) B (16 x NN, descriptor); TRANS_B 1 reads B in
+ * MN-major form. One asm statement per dtype: only the type suffix differs. */
+#define AV_WG_MMA(NN)                                                                        \
+  template <typename T, int TRANS_B>                                                         \
+  __device__ __forceinline__ void wg_mma_n##NN(float (*d)[4], const uint32_t *a,             \
+                                               uint64_t desc) {                              \
+    if constexpr (std::is_same<T, __nv_bfloat16>::value)                                     \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                                \
+                   "wgmma.mma_async.sync.aligned.m64n" #NN "k16.f32.bf16.bf16 " AV_WG_REGS_##NN \
+                   "}\n"                                                                     \
+                   : AV_WG_OUTS_##NN(d)                                                      \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "n"(TRANS_B));   \
+    else                                                                                     \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                                \
+                   "wgmma.mma_async.sync.aligned.m64n" #NN "k16.f32.f16.f16 " AV_WG_REGS_##NN \
+                   "}\n"                                                                     \
+                   : AV_WG_OUTS_##NN(d)                                                      \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "n"(TRANS_B));   \
+  }
+AV_WG_MMA(32)
+AV_WG_MMA(64)
+AV_WG_MMA(128)
+
+template <typename T, int NN, int TRANS_B>
+__device__ __forceinline__ void wg_mma(float (*d)[4], const uint32_t *a, uint64_t desc) {
+  if constexpr (NN == 32) wg_mma_n32<T, TRANS_B>(d, a, desc);
+  else if constexpr (NN == 64) wg_mma_n64<T, TRANS_B>(d, a, desc);
+  else wg_mma_n128<T, TRANS_B>(d, a, desc);
+}
+
+/* Tells the compiler that an in-flight wgmma may change the registers of d at this point, so
+ * that it neither reads them earlier nor keeps copies across (CUTLASS's fence_operand). */
+template <int R> __device__ __forceinline__ void wg_fence_regs(float (*d)[4]) {
+#pragma unroll
+  for (int j = 0; j < R; ++j)
+    asm volatile("" : "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3])::"memory");
+}
+
+/* Issues S (64 x N) = Q K^T as one wgmma group, D/16 k-steps over the head dim, K tile in the
+ * core layout at ks; S is ready after the next wg_wait0. */
+template <typename T, int N, int D>
+__device__ __forceinline__ void wg_qk_issue(float (*s)[4], const uint32_t (*qf)[4],
+                                            const T *ks) {
+#pragma unroll
+  for (int j = 0; j < N / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+  const uint64_t d0 = wg_desc(ks, AV_WG_K_LBO(D), AV_WG_K_SBO(D));
+  wg_fence();
+#pragma unroll
+  for (int k = 0; k < D / 16; ++k) wg_mma<T, N, 0>(s, qf[k], wg_advance(d0, k * 2 * 128));
+  wg_commit();
+}
+template <typename T, int N, int D>
+__device__ __forceinline__ void wg_qk(float (*s)[4], const uint32_t (*qf)[4], const T *ks) {
+  wg_qk_issue<T, N, D>(s, qf, ks);
+  wg_wait0();
+  wg_fence_regs<N / 8>(s);
+}
+
+/* O (64 x D) += P V: N/16 k-steps over the tile's tokens, P packed from S in registers. */
+template <typename T, int N, int D>
+__device__ __forceinline__ void wg_pv(float (*o)[4], const float (*p)[4], const T *vs) {
+  uint32_t pa[N / 16][4];
+#pragma unroll
+  for (int kk = 0; kk < N / 16; ++kk) {
+    pa[kk][0] = dt<T>::pack(p[2 * kk][0], p[2 * kk][1]);
+    pa[kk][1] = dt<T>::pack(p[2 * kk][2], p[2 * kk][3]);
+    pa[kk][2] = dt<T>::pack(p[2 * kk + 1][0], p[2 * kk + 1][1]);
+    pa[kk][3] = dt<T>::pack(p[2 * kk + 1][2], p[2 * kk + 1][3]);
+  }
+  const uint64_t d0 = wg_desc(vs, AV_WG_V_LBO(D), AV_WG_V_SBO(D));
+  wg_fence();
+#pragma unroll
+  for (int kk = 0; kk < N / 16; ++kk)
+    wg_mma<T, D, 1>(o, pa[kk], wg_advance(d0, kk * 2 * D * 16));
+  wg_commit();
+  wg_wait0();
+  wg_fence_regs<D / 8>(o);
+}
+
+}  // namespace av
+
+#endif
