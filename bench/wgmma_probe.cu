@@ -1,6 +1,6 @@
 /* Checks the wgmma path of the m64 attention tiles (kernels/attn_wgmma.cuh) in isolation: one
  * warpgroup computes S = Q K^T (K-major B) and O = fp16(S) V (MN-major B, transposed) from K
- * and V tiles written in the core-matrix layout, with Q and P as register A fragments, and the
+ * and V tiles written in the 128-byte swizzled layout, with Q and P as register A fragments, and the
  * host compares both with a double-precision product of the same fp16 inputs. Prints the
  * largest relative error of each and "ok"/"FAIL". Build with the descriptor strides of the
  * kernels, or with -DAV_WG_SWAP to try LBO and SBO exchanged (what a layout mistake would
@@ -13,10 +13,10 @@
 #include <vector>
 
 #ifdef AV_WG_SWAP
-#define AV_WG_K_LBO(D) ((D) * 16)
-#define AV_WG_K_SBO(D) 128
-#define AV_WG_V_LBO(D) 128
-#define AV_WG_V_SBO(D) ((D) * 16)
+#define AV_WG_K_LBO(N) 16
+#define AV_WG_K_SBO(N) 1024
+#define AV_WG_V_LBO(N) 1024
+#define AV_WG_V_SBO(N) ((N) * 128)
 #endif
 #include "kernels/attn_wgmma.cuh"
 
@@ -25,19 +25,14 @@
 
 constexpr int M = 64, N = 64, D = 128;
 
-/* element offset of (token n, dim d) in the core-matrix layout of attn_wgmma.cuh */
-__host__ __device__ inline int core_off(int n, int d) {
-  return (n / 8) * D * 8 + (d / 8) * 64 + (n % 8) * 8 + d % 8;
-}
-
 __global__ void probe(const __half *q, const __half *k, const __half *v, float *s_out,
                       float *o_out) {
 #if AV_HAVE_WGMMA
-  __shared__ __align__(128) __half ks[N * D], vs[N * D];
+  __shared__ __align__(1024) __half ks[N * D], vs[N * D];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   for (int i = tid; i < N * D; i += 128) {
-    ks[core_off(i / D, i % D)] = k[i];
-    vs[core_off(i / D, i % D)] = v[i];
+    ks[av::wg_off(i / D, i % D, N)] = k[i];
+    vs[av::wg_off(i / D, i % D, N)] = v[i];
   }
   av::fence_proxy_async();
   __syncthreads();

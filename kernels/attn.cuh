@@ -39,11 +39,22 @@ template <int M, int N, int D> struct geom {
   static constexpr int T = W * 32;
   static constexpr int NS = N / WN;         /* tokens per warp per tile */
   static constexpr int P = D + 8;           /* smem row pitch, elements */
-  static constexpr int TILE_BYTES = 2 /*K,V*/ * N * P * 2;
+  /* Tiles whose 4 warps own 16 rows each over the whole KV tile (m64) are one warpgroup: on
+   * sm_90a they run QK^T and PV as wgmma (attn_wgmma.cuh) on K/V tiles in the 128-byte
+   * swizzled layout, V right after K (VOFF elements into a stage); elsewhere, and for the
+   * other tiles, as mma.sync on row-major padded tiles, V at N rows of pitch P. A stage has
+   * the padded size either way, so the host's launch and the device's layout agree. (Sizing
+   * the m64 n64 stages unpadded on a 90a-only build gave it three stages and QK^T a tile
+   * ahead: no faster on the H200, docs/gpu-notes.md session 9, call 2.) */
+  static constexpr bool WG = AV_HAVE_WGMMA && WM == 4 && WN == 1;
+  static constexpr int VOFF = WG ? N * D : N * P;
+  static constexpr int BUF = 2 * N * P;     /* elements of one stage (K then V) */
+  static constexpr int TILE_BYTES = BUF * 2;
   static constexpr int S = 3 * TILE_BYTES <= 99 * 1024 && !(M == 16 && N <= 32) ? 3 : 2;
   static constexpr int KV_BYTES = S * TILE_BYTES;
   static constexpr int OP = D + 4;          /* fp32 staging pitch */
-  static constexpr int STAGE_BYTES = W * 16 * OP * 4 + W * 16 * 2 * 4;
+  /* the epilogue's staging (tiles whose warps split the tokens; m64 warps write from registers) */
+  static constexpr int STAGE_BYTES = WN == 1 ? 0 : W * 16 * OP * 4 + W * 16 * 2 * 4;
   static constexpr int SMEM = KV_BYTES > STAGE_BYTES ? KV_BYTES : STAGE_BYTES;
   static constexpr int FIT = (227 * 1024) / (SMEM + 1024);
   static constexpr int MINB = FIT < 1 ? 1 : (FIT > AV_MINB_CAP(M, N) ? AV_MINB_CAP(M, N) : FIT);
@@ -55,11 +66,8 @@ template <int M, int N, int D> struct geom {
   static constexpr int SMEM_STREAM = SMEM + 4 * AV_KERN_ITEM_INTS * 4;
 };
 
-/* Tiles whose 4 warps own 16 rows each over the whole KV tile (m64) are one warpgroup: on
- * sm_90a they run QK^T and PV as wgmma (attn_wgmma.cuh) on KV tiles in the core-matrix layout;
- * elsewhere, and for the other tiles, as mma.sync on row-major padded tiles. */
 template <int M, int N, int D> struct use_wg {
-  static constexpr bool value = AV_HAVE_WGMMA && geom<M, N, D>::WM == 4 && geom<M, N, D>::WN == 1;
+  static constexpr bool value = geom<M, N, D>::WG;
 };
 
 struct item_t {
@@ -130,29 +138,29 @@ struct tile_cursor {
  * instructions; without them the best plans got 0.93x faster (docs/gpu-notes.md, session 7,
  * call 3). Sharing a row's address among 4 chunks per thread cut instructions further but
  * lost bandwidth (decode trees 1.07x slower, same call), so a thread copies one chunk a row. */
-template <typename T, int N, int D, int NT, bool CORE = false> struct kv_loader {
+template <typename T, int N, int D, int NT, bool SWZ = false> struct kv_loader {
   static constexpr int CPR = D / 8;  /* 16-byte chunks per token row */
   static constexpr int RS = NT / CPR;
   static constexpr int R = N / RS;
   static constexpr int P = D + 8;
   static_assert(NT % CPR == 0 && N % RS == 0, "loader geometry");
-  static_assert(!CORE || RS % 8 == 0, "core layout: whole 8-token groups per pass");
+  static_assert(!SWZ || RS % 8 == 0, "swizzled layout: a thread's rows keep their row mod 8");
   int blk[R];
   int row0, col;
-  int dst0;  /* core layout: element offset of row row0's chunk in the tile */
+  int dst0;  /* swizzled layout: element offset of row row0's chunk in the tile */
   int rs_q, rs_r;  /* RS = rs_q * block size + rs_r */
   int rem0;  /* (tile start + row0) mod block size */
-  /* Row-major padded tiles: a warp copies 2 tokens x 16 chunks. Core-matrix tiles
-   * (attn_wgmma.cuh): 8 tokens x 4 chunks, i.e. four whole 128-byte core-matrix rows. */
+  /* A warp copies whole token rows (2 at d 128): four whole 128-byte lines of the cache.
+   * Row-major padded tiles put a row at pitch P; swizzled tiles (attn_wgmma.cuh, wg_off) put
+   * each 128-byte line in one 128-byte row of shared memory with its chunks permuted, so the
+   * copies' shared-memory writes take the ideal 4 wavefronts and their reads whole lines
+   * (the session-8 core-matrix order, 8 tokens x 4 chunks a warp, took 5.4x the wavefronts
+   * and 2x the L2 sectors: docs/gpu-notes.md, session 9). RS is a multiple of 8, so a
+   * thread's rows keep row0 % 8 and its chunk's permuted slot. */
   __device__ __forceinline__ void init(int tid, int bs) {
-    if constexpr (CORE) {
-      row0 = tid % RS;
-      col = (tid / RS) * 8;
-      dst0 = col * 8 + (row0 % 8) * 8;  /* + (row / 8) * D * 8 per pass */
-    } else {
-      row0 = tid / CPR;
-      col = (tid % CPR) * 8;
-    }
+    row0 = tid / CPR;
+    col = (tid % CPR) * 8;
+    if constexpr (SWZ) dst0 = wg_off(row0, col, N);
     rs_q = RS / bs;
     rs_r = RS - rs_q * bs;
   }
@@ -184,7 +192,7 @@ template <typename T, int N, int D, int NT, bool CORE = false> struct kv_loader 
       /* the token's slot in [n_blocks][hkv][block]: < 2^31 for any cache that fits a GPU */
       const unsigned slot = ok ? (unsigned)((blk[k] * b.hkv + kvh) * bs + r) : 0u;
       const size_t off = (size_t)slot * (D * sizeof(T));
-      const int at = CORE ? dst0 + (row / 8) * D * 8 : row * P + col;
+      const int at = SWZ ? dst0 + k * RS * 64 : row * P + col;
       cp_async16(ks + at, K + off, ok ? 16 : 0);
       cp_async16(vs + at, V + off, ok ? 16 : 0);
       r += rs_r;
@@ -501,7 +509,6 @@ template <typename T, int M, int N, int D>
 __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_kern_launch_t &l,
                                           const item_t &it, int kvh, char *smem) {
   using G = geom<M, N, D>;
-  constexpr int P = G::P;
   constexpr int NT = G::T;
   constexpr int KT = D / 16;        /* k-steps of QK^T */
   constexpr int SN = G::NS / 8;     /* n8 tiles of S per warp */
@@ -509,7 +516,7 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
   const int wm = warp % G::WM, wn = warp / G::WM;
   T *kvbuf = reinterpret_cast<T *>(smem);
   constexpr int S = G::S;
-  constexpr int BUF = 2 * N * P;    /* elements of one stage (K then V) */
+  constexpr int BUF = G::BUF;
   const float scale_log2 = b.scale * 1.4426950408889634f;
 
   /* Pipeline: tiles 0..S-2 are issued up front; iteration t issues tile t+S-1 into the
@@ -524,7 +531,7 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
 #pragma unroll
   for (int s0 = 0; s0 < S - 1; ++s0) {
     if (ld.valid()) {
-      kl.issue(kvbuf + s0 * BUF, kvbuf + s0 * BUF + N * P, b, kvh);
+      kl.issue(kvbuf + s0 * BUF, kvbuf + s0 * BUF + G::VOFF, b, kvh);
       ld.template next<N>(l.segs);
       if (ld.valid()) kl.fetch(ld, b);
     }
@@ -542,7 +549,7 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
   int rb = 0, wb = S - 1;  /* buffer read this iteration, buffer written */
   while (cp.valid()) {
     if (ld.valid()) {
-      kl.issue(kvbuf + wb * BUF, kvbuf + wb * BUF + N * P, b, kvh);
+      kl.issue(kvbuf + wb * BUF, kvbuf + wb * BUF + G::VOFF, b, kvh);
       ld.template next<N>(l.segs);
       if (ld.valid()) kl.fetch(ld, b);
     }
@@ -553,7 +560,7 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
     const T *ks = kvbuf + rb * BUF;
     float s[SN][4];
     tile_qk<T, M, N, D>(s, qf, ks, wn * G::NS, lane);
-    tile_softmax_pv<T, M, N, D>(s, a, ks + N * P, cp.end - cp.pos, wn * G::NS, lane,
+    tile_softmax_pv<T, M, N, D>(s, a, ks + G::VOFF, cp.end - cp.pos, wn * G::NS, lane,
                                 scale_log2);
     __syncthreads();  /* buffer rb is refilled by the next iteration */
     cp.template next<N>(l.segs);
@@ -589,7 +596,7 @@ __device__ __forceinline__ void attn_traced(const av_kern_batch_t &b, const av_k
 /* One CTA per item (partial and decode kinds): grid (items, hkv). */
 template <typename T, int M, int N, int D>
 __device__ __forceinline__ void attn_grid(const av_kern_batch_t &b, const av_kern_launch_t &l) {
-  extern __shared__ __align__(16) char smem[];
+  extern __shared__ __align__(1024) char smem[];  /* swizzled tiles: 1024-byte atoms */
   attn_traced<T, M, N, D>(b, l, blockIdx.x, blockIdx.y, smem);
 }
 

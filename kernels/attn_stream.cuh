@@ -35,7 +35,7 @@ template <typename T, int M, int N, int D> struct stream_loader {
   __device__ __forceinline__ void issue_next(T *buf, const av_kern_batch_t &b,
                                              const av_kern_launch_t &l, int kvh,
                                              int32_t *ring) {
-    kl.issue(buf, buf + N * G::P, b, kvh);
+    kl.issue(buf, buf + G::VOFF, b, kvh);
     cur.template next<N>(l.segs);
     if (!cur.valid() && ++k < kend) open(l, ring);
     if (k < kend) kl.fetch(cur, b);
@@ -47,10 +47,9 @@ __device__ __forceinline__ void attn_stream(const av_kern_batch_t &b, const av_k
   using G = geom<M, N, D>;
   static_assert(G::STREAM_STAGE_FITS, "the epilogue must fit in one ring buffer");
   static_assert(G::S + 1 <= 4, "the item ring holds 4 records");
-  extern __shared__ __align__(16) char smem[];
-  constexpr int P = G::P;
+  extern __shared__ __align__(1024) char smem[];  /* swizzled tiles: 1024-byte atoms */
   constexpr int S = G::S;
-  constexpr int BUF = 2 * N * P;
+  constexpr int BUF = G::BUF;
   constexpr int SN = G::NS / 8;
   const int kvh = blockIdx.y, kbeg = l.queue_off[blockIdx.x], kend = l.queue_off[blockIdx.x + 1];
   if (kbeg >= kend) return;
@@ -103,7 +102,7 @@ __device__ __forceinline__ void attn_stream(const av_kern_batch_t &b, const av_k
     float s[SN][4];
     tile_qk<T, M, N, D>(s, qf, ks, wn * G::NS, lane);
     if (chain) q_frags<D>(qf, qsrc);
-    tile_softmax_pv<T, M, N, D>(s, a, ks + N * P, cp.end - cp.pos, wn * G::NS, lane,
+    tile_softmax_pv<T, M, N, D>(s, a, ks + G::VOFF, cp.end - cp.pos, wn * G::NS, lane,
                                 scale_log2);
     if (last) {
       /* buffer rb is refilled only by the next iteration's copies: stage the epilogue there */

@@ -20,7 +20,7 @@ template <typename T, int M, int N, int D>
 __device__ __forceinline__ void attn_item_wg(const av_kern_batch_t &b, const av_kern_launch_t &l,
                                              const item_t &it, int kvh, char *smem) {
   using G = geom<M, N, D>;
-  constexpr int S = G::S, BUF = 2 * N * G::P, SN = N / 8;
+  constexpr int S = G::S, BUF = G::BUF, SN = N / 8;
   static_assert(S == 3, "one tile copied while two are read");
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   T *kvbuf = reinterpret_cast<T *>(smem);
@@ -35,7 +35,7 @@ __device__ __forceinline__ void attn_item_wg(const av_kern_batch_t &b, const av_
 #pragma unroll
   for (int s0 = 0; s0 < S - 1; ++s0) {
     if (ld.valid()) {
-      kl.issue(kvbuf + s0 * BUF, kvbuf + s0 * BUF + N * G::P, b, kvh);
+      kl.issue(kvbuf + s0 * BUF, kvbuf + s0 * BUF + G::VOFF, b, kvh);
       ld.template next<N>(l.segs);
       if (ld.valid()) kl.fetch(ld, b);
     }
@@ -59,7 +59,7 @@ __device__ __forceinline__ void attn_item_wg(const av_kern_batch_t &b, const av_
   while (cp.valid()) {
     /* buffer wb held tile t-1, whose PV ended before the last barrier */
     if (ld.valid()) {
-      kl.issue(kvbuf + wb * BUF, kvbuf + wb * BUF + N * G::P, b, kvh);
+      kl.issue(kvbuf + wb * BUF, kvbuf + wb * BUF + G::VOFF, b, kvh);
       ld.template next<N>(l.segs);
       if (ld.valid()) kl.fetch(ld, b);
     }
@@ -75,7 +75,7 @@ __device__ __forceinline__ void attn_item_wg(const av_kern_batch_t &b, const av_
     }
     /* tile t: softmax while QK^T of t+1 runs, then PV; wg_pv waits for both groups */
     const T *ks = kvbuf + rb * BUF;
-    tile_softmax_pv<T, M, N, D>(s, a, ks + N * G::P, cp.end - cp.pos, 0, lane, scale_log2);
+    tile_softmax_pv<T, M, N, D>(s, a, ks + G::VOFF, cp.end - cp.pos, 0, lane, scale_log2);
     wg_fence_regs<SN>(s2);
 #pragma unroll
     for (int j = 0; j < SN; ++j) {

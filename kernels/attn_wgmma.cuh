@@ -7,13 +7,18 @@
  * matrix descriptor, once per warpgroup instead of once per warp by ldmatrix: that quarters
  * the shared-memory reads of the m64 tile, which bound the mma.sync kernel (docs/kernels.md).
  *
- * Shared-memory layout of a KV tile (no swizzle, the PTX ISA's "interleaved" canonical
- * layout, §9.7.15.5.1.2): 8x8 core matrices of 128 contiguous bytes, core (n/8, d/8) of
- * token n and dims d at (n/8) * D*16 + (d/8) * 128 bytes, token n%8's 16 bytes at (n%8)*16.
- * K is B of QK^T in K-major form: 8-token groups SBO = D*16 bytes apart, 8-dim groups LBO =
- * 128 bytes apart. V is B of PV in MN-major form (transposed): 8-dim groups SBO = 128 bytes
- * apart along N, 8-token groups LBO = D*16 apart along K. The loader writes this layout with
- * 8 tokens x 4 chunks per warp request (four whole 128-byte core rows: no bank conflict). */
+ * Shared-memory layout of a KV tile (the PTX ISA's 128-byte swizzle, as FlashAttention-3 and
+ * CUTLASS keep theirs): a token's dims are cut into 64-element (128-byte) halves; half h of
+ * token n is the 128-byte row n of block h (blocks of N rows, N*128 bytes apart), and within
+ * that row 16-byte chunk c sits at slot c ^ (n % 8) (wg_off). Eight rows make a 1024-byte
+ * swizzle atom, so tiles start 1024-byte aligned. K is B of QK^T in K-major form: 8-token
+ * groups SBO = 1024 bytes apart, k-steps of 16 dims 32 bytes apart inside a half (LBO unused).
+ * V is B of PV in MN-major form (transposed): the 64-dim halves LBO = N*128 bytes apart,
+ * 8-token groups SBO = 1024 bytes apart, k-steps of 16 tokens 2048 bytes apart. The loader
+ * writes a cache line (a token's half) into one such row: no bank conflict, whole lines read.
+ * (Session 8's no-swizzle core-matrix layout needed 8 tokens x 4 chunks per warp request:
+ * 5.4x the ideal shared-memory wavefronts and 2x the L2 sectors, docs/gpu-notes.md session 9.)
+ */
 #ifndef AV_ATTN_WGMMA_CUH
 #define AV_ATTN_WGMMA_CUH
 
@@ -27,22 +32,28 @@
 #define AV_HAVE_WGMMA 0
 #endif
 
-/* Descriptor strides of the layout above (bytes); AV_WG_* override them for the layout probe
- * (bench/wgmma_probe.cu). */
-#ifndef AV_WG_K_LBO
-#define AV_WG_K_LBO(D) 128
-#define AV_WG_K_SBO(D) ((D) * 16)
-#define AV_WG_V_LBO(D) ((D) * 16)
-#define AV_WG_V_SBO(D) 128
+/* Descriptor strides of the layout above (bytes) for a tile of N tokens; AV_WG_* override
+ * them for the layout probe (bench/wgmma_probe.cu). */
+#ifndef AV_WG_V_LBO
+#define AV_WG_K_LBO(N) 16
+#define AV_WG_K_SBO(N) 1024
+#define AV_WG_V_LBO(N) ((N) * 128)
+#define AV_WG_V_SBO(N) 1024
 #endif
 
 namespace av {
 
+/* Element offset of (token n, dim c) in a swizzled tile of N tokens (layout above). */
+__host__ __device__ __forceinline__ int wg_off(int n, int c, int N) {
+  return (c / 64) * N * 64 + n * 64 + ((((c % 64) / 8) ^ (n % 8)) * 8) + c % 8;
+}
+
 /* A shared-memory matrix descriptor: start address, leading and stride byte offsets (all
- * encoded >> 4), no swizzle. */
+ * encoded >> 4), 128-byte swizzle (mode 1, bits 62-63). */
 __device__ __forceinline__ uint64_t wg_desc(const void *p, uint32_t lbo, uint32_t sbo) {
   const uint64_t a = (smem_u32(p) & 0x3FFFFu) >> 4;
-  return a | (uint64_t)((lbo >> 4) & 0x3FFFu) << 16 | (uint64_t)((sbo >> 4) & 0x3FFFu) << 32;
+  return a | (uint64_t)((lbo >> 4) & 0x3FFFu) << 16 | (uint64_t)((sbo >> 4) & 0x3FFFu) << 32 |
+         (uint64_t)1 << 62;
 }
 /* Advancing a descriptor's start address by `bytes` (16-byte aligned, inside the window). */
 __device__ __forceinline__ uint64_t wg_advance(uint64_t d, uint32_t bytes) {
@@ -124,16 +135,17 @@ template <int R> __device__ __forceinline__ void wg_fence_regs(float (*d)[4]) {
 }
 
 /* Issues S (64 x N) = Q K^T as one wgmma group, D/16 k-steps over the head dim, K tile in the
- * core layout at ks; S is ready after the next wg_wait0. */
+ * swizzled layout at ks (1024-byte aligned); S is ready after the next wg_wait0. */
 template <typename T, int N, int D>
 __device__ __forceinline__ void wg_qk_issue(float (*s)[4], const uint32_t (*qf)[4],
                                             const T *ks) {
 #pragma unroll
   for (int j = 0; j < N / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
-  const uint64_t d0 = wg_desc(ks, AV_WG_K_LBO(D), AV_WG_K_SBO(D));
+  const uint64_t d0 = wg_desc(ks, AV_WG_K_LBO(N), AV_WG_K_SBO(N));
   wg_fence();
 #pragma unroll
-  for (int k = 0; k < D / 16; ++k) wg_mma<T, N, 0>(s, qf[k], wg_advance(d0, k * 2 * 128));
+  for (int k = 0; k < D / 16; ++k)
+    wg_mma<T, N, 0>(s, qf[k], wg_advance(d0, (k / 4) * N * 128 + (k % 4) * 32));
   wg_commit();
 }
 template <typename T, int N, int D>
@@ -154,11 +166,10 @@ __device__ __forceinline__ void wg_pv(float (*o)[4], const float (*p)[4], const 
     pa[kk][2] = dt<T>::pack(p[2 * kk + 1][0], p[2 * kk + 1][1]);
     pa[kk][3] = dt<T>::pack(p[2 * kk + 1][2], p[2 * kk + 1][3]);
   }
-  const uint64_t d0 = wg_desc(vs, AV_WG_V_LBO(D), AV_WG_V_SBO(D));
+  const uint64_t d0 = wg_desc(vs, AV_WG_V_LBO(N), AV_WG_V_SBO(N));
   wg_fence();
 #pragma unroll
-  for (int kk = 0; kk < N / 16; ++kk)
-    wg_mma<T, D, 1>(o, pa[kk], wg_advance(d0, kk * 2 * D * 16));
+  for (int kk = 0; kk < N / 16; ++kk) wg_mma<T, D, 1>(o, pa[kk], wg_advance(d0, kk * 2048));
   wg_commit();
   wg_wait0();
   wg_fence_regs<D / 8>(o);

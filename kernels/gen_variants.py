@@ -48,7 +48,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--table", required=True, help="av_variant_table output (JSON lines)")
     ap.add_argument("--logs", required=True, help="folder holding *.ptxas.txt")
-    ap.add_argument("--archs", required=True, help="e.g. 80;89;90")
+    ap.add_argument("--archs", required=True, help="e.g. 80;89;90 (an sm_90a report counts as 90)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     with open(a.table) as f:
