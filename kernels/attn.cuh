@@ -128,38 +128,46 @@ struct tile_cursor {
   }
 };
 
-/* Copies KV tiles into shared memory. Thread tid always copies the same 16-byte column of
- * rows tid/CPR + k*RS (k < R), so the block ids of a tile's rows can be read one tile ahead
+/* Copies KV tiles into shared memory. Thread tid always copies the same 16-byte column(s) of
+ * rows tid/TPR + k*RS (k < R), so the block ids of a tile's rows can be read one tile ahead
  * into registers (fetch) and their latency hides behind the current tile's math; issue then
  * starts the tile's cp.async copies without waiting on the block table. A row's block and
  * in-block offset follow from the previous row's by adding RS = rs_q blocks + rs_r tokens
  * with one conditional carry (rs_r < block size), so neither side loops or divides per row:
  * one division per tile. Per-row carry loops made the loader ~40 % of the m64 tile's
  * instructions; without them the best plans got 0.93x faster (docs/gpu-notes.md, session 7,
- * call 3). Sharing a row's address among 4 chunks per thread cut instructions further but
- * lost bandwidth (decode trees 1.07x slower, same call), so a thread copies one chunk a row. */
+ * call 3). At d 128 a thread copies two chunks of each row, c and c + 8, one in each 128-byte
+ * line, so a row's address arithmetic serves four copies while every copy instruction of a
+ * warp still reads whole lines (the arithmetic was half the wgmma tile's instructions,
+ * gpu-notes session 9, call 2). Four consecutive chunks a thread (session 7) read half of
+ * each sector per instruction and lost bandwidth. */
 template <typename T, int N, int D, int NT, bool SWZ = false> struct kv_loader {
-  static constexpr int CPR = D / 8;  /* 16-byte chunks per token row */
-  static constexpr int RS = NT / CPR;
+  static constexpr int CPR = D / 8;            /* 16-byte chunks per token row */
+  static constexpr int CPT = D >= 128 ? 2 : 1; /* chunks a thread copies per row */
+  static constexpr int TPR = CPR / CPT;        /* threads per row */
+  static constexpr int RS = NT / TPR;
   static constexpr int R = N / RS;
   static constexpr int P = D + 8;
-  static_assert(NT % CPR == 0 && N % RS == 0, "loader geometry");
+  static constexpr int HALF = TPR * 8;         /* dims between a thread's two chunks */
+  /* elements between them in shared memory: the next half's block, or the padded row */
+  static constexpr int HALF_SMEM = SWZ ? N * 64 : HALF;
+  static_assert(NT % TPR == 0 && N % RS == 0 && (CPT == 1 || HALF == 64), "loader geometry");
   static_assert(!SWZ || RS % 8 == 0, "swizzled layout: a thread's rows keep their row mod 8");
   int blk[R];
   int row0, col;
   int dst0;  /* swizzled layout: element offset of row row0's chunk in the tile */
   int rs_q, rs_r;  /* RS = rs_q * block size + rs_r */
   int rem0;  /* (tile start + row0) mod block size */
-  /* A warp copies whole token rows (2 at d 128): four whole 128-byte lines of the cache.
-   * Row-major padded tiles put a row at pitch P; swizzled tiles (attn_wgmma.cuh, wg_off) put
-   * each 128-byte line in one 128-byte row of shared memory with its chunks permuted, so the
-   * copies' shared-memory writes take the ideal 4 wavefronts and their reads whole lines
-   * (the session-8 core-matrix order, 8 tokens x 4 chunks a warp, took 5.4x the wavefronts
-   * and 2x the L2 sectors: docs/gpu-notes.md, session 9). RS is a multiple of 8, so a
-   * thread's rows keep row0 % 8 and its chunk's permuted slot. */
+  /* A warp's copy instruction reads whole 128-byte lines of the cache (at d 128: 4 tokens'
+   * first or second halves). Row-major padded tiles put a row at pitch P; swizzled tiles
+   * (attn_wgmma.cuh, wg_off) put each 128-byte line in one 128-byte row of shared memory with
+   * its chunks permuted, so the copies' shared-memory writes take the ideal wavefronts (the
+   * session-8 core-matrix order, 8 tokens x 4 chunks a warp, took 5.4x the wavefronts and 2x
+   * the L2 sectors: docs/gpu-notes.md, session 9). RS is a multiple of 8, so a thread's rows
+   * keep row0 % 8 and its chunk's permuted slot. */
   __device__ __forceinline__ void init(int tid, int bs) {
-    row0 = tid / CPR;
-    col = (tid % CPR) * 8;
+    row0 = tid / TPR;
+    col = (tid % TPR) * 8;
     if constexpr (SWZ) dst0 = wg_off(row0, col, N);
     rs_q = RS / bs;
     rs_r = RS - rs_q * bs;
@@ -193,8 +201,13 @@ template <typename T, int N, int D, int NT, bool SWZ = false> struct kv_loader {
       const unsigned slot = ok ? (unsigned)((blk[k] * b.hkv + kvh) * bs + r) : 0u;
       const size_t off = (size_t)slot * (D * sizeof(T));
       const int at = SWZ ? dst0 + k * RS * 64 : row * P + col;
-      cp_async16(ks + at, K + off, ok ? 16 : 0);
-      cp_async16(vs + at, V + off, ok ? 16 : 0);
+      const int nb = ok ? 16 : 0;
+      cp_async16(ks + at, K + off, nb);
+      cp_async16(vs + at, V + off, nb);
+      if constexpr (CPT == 2) {
+        cp_async16(ks + at + HALF_SMEM, K + off + HALF * sizeof(T), nb);
+        cp_async16(vs + at + HALF_SMEM, V + off + HALF * sizeof(T), nb);
+      }
       r += rs_r;
       r = r >= bs ? r - bs : r;
     }
