@@ -49,7 +49,7 @@ static void layout(av__eng_t *e, carve_t *c, int64_t n_items, int64_t n_merge, i
   for (size_t i = 0; i < sizeof sl_i / sizeof *sl_i; i++)
     *sl_i[i] = carve(c, (size_t)slots, sizeof(int32_t));
   double **sl_d[] = {&e->sl_t0,    &e->sl_ta,    &e->sl_mt, &e->sl_ft,
-                     &e->sl_bytes, &e->sl_flops, &e->sl_cap, &e->sl_h};
+                     &e->sl_bytes, &e->sl_flops, &e->sl_cap, &e->sl_h, &e->sl_nb};
   for (size_t i = 0; i < sizeof sl_d / sizeof *sl_d; i++)
     *sl_d[i] = carve(c, (size_t)slots, sizeof(double));
   e->active = carve(c, (size_t)n_l, sizeof(int32_t));

@@ -142,10 +142,14 @@ typedef struct av__eng {
   double f;                           /* water level: fair per-CTA share of HBM bandwidth; a
                                          CTA on SM s moves its bytes at min(Cn, f / hbar) */
   /* per slot (S x maxc) */
-  int8_t *sl_state;                   /* 0 free, 1 prologue (fixed cost), 2 moving/computing */
+  int8_t *sl_state;                   /* 0 free, 1 prologue (fixed cost), 2 moving/computing,
+                                         3 bytes done, waiting for its own pipeline (sl_ta) */
   int32_t *sl_launch, *sl_job, *sl_head, *sl_qpos, *sl_qend;
   double *sl_t0, *sl_ta, *sl_mt, *sl_ft, *sl_bytes, *sl_flops, *sl_cap;
   double *sl_h;                       /* the job's HBM fraction of its bytes */
+  double *sl_nb;                      /* queued persistent item: its fixed cost, which
+                                         overlaps its bytes (0 = a CTA's first item or a grid
+                                         item: the fixed cost precedes the bytes) */
   /* dispatch */
   int32_t *active, n_active;          /* launches started, in start order */
   int32_t *dirty, n_dirty;            /* SMs whose resources grew since the last dispatch */

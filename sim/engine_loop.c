@@ -128,7 +128,7 @@ static double item_kv_work(av__eng_t *e, int32_t it, int32_t head, double *miss_
   return miss + hit * (e->cta_caps ? 1.0 : e->l2_cost);
 }
 
-static void job_begin(av__eng_t *e, int32_t sl, double t) {
+static void job_begin(av__eng_t *e, int32_t sl, double t, int queued) {
   const av__eng_launch_t *L = &e->L[e->sl_launch[sl]];
   int32_t job = e->sl_job[sl], head = e->sl_head[sl];
   double fixed = e->fixed_us, bytes = 0, flops = 0, cap = e->merge_cap, h = 1;
@@ -168,6 +168,18 @@ static void job_begin(av__eng_t *e, int32_t sl, double t) {
   e->sl_state[sl] = 1;
   e->sl_t0[sl] = t;
   e->sl_ta[sl] = t + fixed;
+  e->sl_nb[sl] = 0;
+  /* A queued item of a persistent CTA (not its first): the kernel keeps its copies S - 1
+   * tiles ahead across item boundaries (kernels/attn_stream.cuh), so the item's fixed work
+   * overlaps its bytes instead of preceding them. It streams from now on and ends when its
+   * bytes are done and no earlier than its own pipeline allows (fixed + bytes at its lone
+   * bound slowed by the SM's co-residency, set at activation): alone that is C(n_q, n) as
+   * before; when HBM is the bottleneck the fixed part hides under the wait. Measured by
+   * anvil profile's queue step (loaded_next_us, docs/validation.md "Session 9"). */
+  if (queued && e->cta_caps && bytes > 0 && !e->in->durations_us) {
+    e->sl_nb[sl] = fixed;
+    e->sl_ta[sl] = t;
+  }
   e->sl_bytes[sl] = bytes;
   e->sl_flops[sl] = flops;
   e->sl_mt[sl] = BIG;
@@ -213,7 +225,7 @@ static void job_end(av__eng_t *e, int32_t sl, int32_t s, double t) {
   av__eng_launch_t *L = &e->L[li];
   if (L->persistent && ++e->sl_qpos[sl] < e->sl_qend[sl]) {
     e->sl_job[sl] = L->queue[e->sl_qpos[sl]];
-    job_begin(e, sl, t);
+    job_begin(e, sl, t, 1);
     return;
   }
   e->sl_state[sl] = 0;
@@ -249,12 +261,21 @@ static void process_sm(av__eng_t *e, int32_t s, double t) {
   for (int32_t j = 0; j < e->hw[s]; j++) {
     int64_t sl = base + j;
     if (e->sl_state[sl] == 0) continue;
-    if (e->sl_state[sl] == 1) {
+    if (e->sl_state[sl] == 3) {
+      /* bytes done, own pipeline not yet: handled below */
+    } else if (e->sl_state[sl] == 1) {
       if (e->sl_ta[sl] > t + tol) continue;
       e->sl_state[sl] = 2;
       if (e->sl_bytes[sl] > 0) {
         e->sl_mt[sl] = e->W[s] + e->sl_bytes[sl];
         n_mem++;
+        if (e->sl_nb[sl] > 0) {
+          const int32_t K = e->maxc + 1, k = n_mem < K ? n_mem : K - 1;
+          double sk = e->has_curve ? e->curve[(int64_t)e->sl_launch[sl] * K + k] : 1.0;
+          e->sl_ta[sl] = t + e->sl_nb[sl] + e->sl_bytes[sl] * sk / e->sl_cap[sl];
+        } else {
+          e->sl_ta[sl] = 0;
+        }
         capsum += e->sl_cap[sl];
         hsum += e->sl_h[sl];
       }
@@ -274,8 +295,11 @@ static void process_sm(av__eng_t *e, int32_t s, double t) {
         n_cmp--;
       }
     }
-    if (e->sl_state[sl] == 2 && e->sl_mt[sl] >= BIG && e->sl_ft[sl] >= BIG)
-      job_end(e, (int32_t)sl, s, t);
+    if (e->sl_state[sl] == 3 && e->sl_ta[sl] <= t + tol) job_end(e, (int32_t)sl, s, t);
+    else if (e->sl_state[sl] == 2 && e->sl_mt[sl] >= BIG && e->sl_ft[sl] >= BIG) {
+      if (e->sl_nb[sl] > 0 && e->sl_ta[sl] > t + tol) e->sl_state[sl] = 3;
+      else job_end(e, (int32_t)sl, s, t);
+    }
   }
   if (n_mem != e->n_mem[s] || capsum != e->capsum[s] || hsum != e->hsum[s]) {
     e->capsum[s] = capsum;
@@ -296,7 +320,7 @@ static void sm_mins(av__eng_t *e, int32_t s) {
     int64_t sl = base + j;
     if (e->sl_state[sl] == 0) continue;
     hw = j + 1;
-    if (e->sl_state[sl] == 1) {
+    if (e->sl_state[sl] == 1 || e->sl_state[sl] == 3) {
       ta = dmin(ta, e->sl_ta[sl]);
     } else {
       mt = dmin(mt, e->sl_mt[sl]);
@@ -341,7 +365,7 @@ static void place(av__eng_t *e, int32_t li, int32_t s, double t) {
     e->sl_qpos[sl] = e->sl_qend[sl] = 0;
     e->sl_job[sl] = L->is_merge ? x : L->items[x];
   }
-  job_begin(e, (int32_t)sl, t);
+  job_begin(e, (int32_t)sl, t, 0);
   if (e->sl_ta[sl] < e->tamin[s]) e->tamin[s] = e->sl_ta[sl];
 }
 

@@ -314,6 +314,77 @@ START_TEST(test_engine_hits_spare_hbm) {
 }
 END_TEST
 
+/* Session 9: a queued item of a persistent CTA overlaps its fixed cost with its bytes. Alone
+ * it still takes C(n_q, n) = F + bytes at the lone rate (the queue step measured queued items
+ * alone at C); when HBM binds, it takes only its bytes at the fair share, while the queue's
+ * first item pays F before streaming (loaded_next_us vs loaded_first_us). `ctas` persistent
+ * CTAs (one per SM) each run two items of 8192 tokens; returns the two items' durations. */
+static void queue_pair(double hbm_GBps, int ctas, double *first, double *second) {
+  av_gpu_t g = test_gpu();
+  g.hbm_bw_measured_GBps = hbm_GBps;
+  av_variant_t var[2];
+  av_test_tile_variants(var, SMEM_K3);
+  av_variants_t vs = {1, &var[1]}; /* the persistent variant only: the profile covers it */
+  av_profile_t prof = make_profile(NULL, 0);
+  av_profile_table_t *t = &prof.t[0];
+  t->tile = var[1].tile;  /* the persistent tile; C = 20 us + 0.01 us per token */
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 2; j++) t->time_us[i][j] = 20 + 0.01 * (double)t->kv[j];
+  char path[1024];
+  snprintf(path, sizeof path, "%s", av_test_write_profile(&prof, "test_coresidency_queue"));
+  av_error_t err;
+  av_error_clear(&err);
+  int n = 2 * ctas;
+  av_workload_t *w = av_workload_create(n, n);
+  ck_assert_ptr_nonnull(w);
+  w->heads = (av_heads_t){.hq = 1, .hkv = 1, .head_dim = 128, .dtype = AV_DTYPE_FP16};
+  w->block_size_tokens = 16;
+  for (int i = 0; i < n; i++) {
+    w->nodes[i].parent = -1;
+    w->nodes[i].kv_len_tokens = 8192;
+    w->request_node[i] = i;
+  }
+  AV_CK_OK(av_workload_finalize(w, &err), &err);
+  av_plan_t *p = av_plan_create(w, "test");
+  int32_t l = av_plan_add_launch(p, 0, &var[1].tile, ctas);
+  for (int32_t r = 0; r < n; r++) {
+    av_segment_t sg = {r, 0, 8192};
+    ck_assert_int_ge(av_plan_add_item(p, l, &r, 1, &sg, 1, AV_OUT_PARTIAL, r / 2, r % 2), 0);
+  }
+  av_sim_result_t res;
+  av_timeline_t tl;
+  sim_timeline(path, &g, &vs, w, p, &res, &tl);
+  *first = *second = 0;
+  for (int i = 0; i < tl.n; i++) {
+    if (tl.ev[i].item < 0) continue;  /* the merge CTAs */
+    double d = (tl.ev[i].end_us - tl.ev[i].start_us) / ctas;
+    if (tl.ev[i].item % 2) *second += d;
+    else *first += d;
+  }
+  av_timeline_free(&tl);
+  av_sim_result_free(&res);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+  av_profile_free(&prof);
+}
+
+START_TEST(test_engine_queue_overlap) {
+  double first, second;
+  /* alone (HBM out of the way): both items take C = 20 + 81.92 us (+ their Q/O bytes) */
+  queue_pair(1e9, 1, &first, &second);
+  ck_assert_double_gt(first, 101.9);
+  ck_assert_double_lt(first, 102.3);
+  ck_assert_double_eq_tol(second, first, 1e-6 * first);
+  /* 4 CTAs sharing 51.2 GB/s, a quarter of the lone rate each: the first item takes
+   * F + 4 x 81.92 us, the queued one only its bytes at the share, 4 x 81.92 us */
+  queue_pair(51.2, 4, &first, &second);
+  ck_assert_double_gt(first, 20 + 4 * 81.92 - 0.1);
+  ck_assert_double_lt(first, 20 + 4 * 81.92 + 1.5);
+  ck_assert_double_gt(second, 4 * 81.92 - 0.1);
+  ck_assert_double_lt(second, 4 * 81.92 + 1.5);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("coresidency");
   TCase *tc = tcase_create("core");
@@ -322,6 +393,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_profiler_batches);
   tcase_add_test(tc, test_engine_follows_curve);
   tcase_add_test(tc, test_engine_hits_spare_hbm);
+  tcase_add_test(tc, test_engine_queue_overlap);
   suite_add_tcase(s, tc);
   return s;
 }
