@@ -64,7 +64,9 @@ static void mark_dirty(av__eng_t *e, int32_t s) {
 }
 
 /* A launch finished: its stream's next launch may start (it was issued by the host at
- * issue_us, so it starts at the later of the two); the merge launch waits for all partial
+ * issue_us, so it starts at the later of the two, plus the GPU's measured gap between two
+ * kernels of one stream: the finished kernel's completion is signalled before the next one's
+ * first CTA runs, stream_gap_us, 0 in a datasheet spec); the merge launch waits for all partial
  * launches (the executor joins the streams before merging) and the join itself. */
 static void launch_end(av__eng_t *e, int32_t li, double t) {
   av__eng_launch_t *L = &e->L[li];
@@ -73,7 +75,7 @@ static void launch_end(av__eng_t *e, int32_t li, double t) {
   if (L->is_merge) return;
   if (L->next_on_stream >= 0) {
     av__eng_launch_t *n = &e->L[L->next_on_stream];
-    heap_push(e, dmax(n->issue_us, t), L->next_on_stream);
+    heap_push(e, dmax(n->issue_us, t + e->in->gpu->stream_gap_us), L->next_on_stream);
   }
   if (--e->partial_left == 0 && e->has_merge) {
     /* the join (events across the streams) and the merge's launch take the GPU's measured
@@ -163,6 +165,10 @@ static void job_begin(av__eng_t *e, int32_t sl, double t, int queued) {
       cap = e->item_cap[job];
     }
   }
+  /* A grid CTA (one item) also holds its slot while the block scheduler starts it and it
+   * reads its item record, which the kernel's trace and the profile's C(n_q, n) do not see;
+   * a persistent CTA pays that once, not per item, and the merge's trace covers its start. */
+  if (job >= 0 && !L->is_merge && !L->persistent) fixed += e->in->gpu->cta_dispatch_us;
   e->sl_cap[sl] = cap;
   e->sl_h[sl] = h;
   e->sl_state[sl] = 1;

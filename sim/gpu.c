@@ -61,6 +61,8 @@ static const gpu_field_t gpu_fields[] = {
     GD(cta_fixed_us, 0.0, 1e4),
     GD_OPT(join_overhead_us, 0.0, 1e4),
     GD_OPT(run_tail_us, 0.0, 1e4),
+    GD_OPT(cta_dispatch_us, 0.0, 1e3),
+    GD_OPT(stream_gap_us, 0.0, 1e4),
 };
 #define N_GPU_FIELDS (sizeof gpu_fields / sizeof gpu_fields[0])
 

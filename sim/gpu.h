@@ -38,6 +38,12 @@ typedef struct av_gpu {
    * then launches the merge), and from the last CTA's end to the run's end event. */
   double join_overhead_us;
   double run_tail_us;
+  /* Optional (0 when omitted): what a grid CTA costs outside its own traced time (the block
+   * scheduler retiring one CTA and starting the next, the item-table read before the kernel's
+   * timer), and the gap between two launches of one stream that the host issued long before
+   * (the first kernel drains, the next starts). anvil profile measures both from traces. */
+  double cta_dispatch_us;
+  double stream_gap_us;
 } av_gpu_t;
 
 /* Effective HBM bandwidth the models use: measured when present, else 0.9 x datasheet. */

@@ -109,11 +109,47 @@ START_TEST(test_profiler_queue) {
 }
 END_TEST
 
+/* The dispatch gaps (validation/profile_dispatch.c) on a hand-made trace: SM 0 runs items
+ * 0, 1 from 0 us (ends 4, 6); item 2 refills at 4.5 (gap 0.5), item 3 at 7 (gap 1); SM 1's one
+ * CTA has no refill. As a plan of launches 0 (items 0, 1) and 1 (items 2, 3) on one stream,
+ * as the profiler's serial plan of four launches (one item each), the stream gaps are the
+ * next item's start minus the previous one's end. */
+START_TEST(test_dispatch_gaps) {
+  json_t *tr = json_pack("{s:[{s:i,s:i,s:f,s:f},{s:i,s:i,s:f,s:f},{s:i,s:i,s:f,s:f},"
+                         "{s:i,s:i,s:f,s:f},{s:i,s:i,s:f,s:f}]}", "ctas",
+                         "item", 0, "sm", 0, "start_us", 0.0, "end_us", 4.0,
+                         "item", 1, "sm", 0, "start_us", 0.0, "end_us", 6.0,
+                         "item", 2, "sm", 0, "start_us", 4.5, "end_us", 8.0,
+                         "item", 3, "sm", 0, "start_us", 7.0, "end_us", 9.0,
+                         "item", -1, "sm", 1, "start_us", 0.0, "end_us", 1.0);
+  av_error_t err;
+  av_error_clear(&err);
+  double gap;
+  int32_t n;
+  AV_CK_OK(av_profile_refill_gap(tr, &gap, &n, &err), &err);
+  ck_assert_int_eq(n, 2);
+  ck_assert_double_eq_tol(gap, 0.75, 1e-12);
+  int64_t kv[4] = {16, 16, 16, 16};
+  av_workload_t *w = av_profile_workload(1, kv, 4, 128, AV_DTYPE_FP16, &err);
+  ck_assert_msg(w != NULL, "%s", err.message);
+  av_plan_t *p = av_profile_plan(w, &PART, 1, &err);
+  ck_assert_msg(p != NULL, "%s", err.message);
+  ck_assert_int_eq(p->n_launches, 4); /* serial: one launch per root, one stream */
+  AV_CK_OK(av_profile_stream_gap(tr, p, &gap, &err), &err);
+  /* launches 0..3 hold items 0..3: gaps 0 - 4, 4.5 - 6, 7 - 8 */
+  ck_assert_double_eq_tol(gap, (-4.0 - 1.5 - 1.0) / 3, 1e-12);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+  json_decref(tr);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("queue");
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, test_details);
   tcase_add_test(tc, test_profiler_queue);
+  tcase_add_test(tc, test_dispatch_gaps);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -116,6 +116,60 @@ START_TEST(replay_waves) {
 }
 END_TEST
 
+/* The spec's dispatch terms (docs/validation.md "Session 8"): a grid CTA holds its slot
+ * cta_dispatch_us longer than its traced time, a persistent CTA's queued items do not, and the
+ * next launch of a stream starts stream_gap_us after the previous one's last CTA. */
+static double replay_with(const av_plan_t *p, const av_workload_t *w, const char *path,
+                          double cta_us, double gap_us) {
+  av_gpu_t g = test_gpu();
+  g.cta_dispatch_us = cta_us;
+  g.stream_gap_us = gap_us;
+  av_error_t err;
+  av_error_clear(&err);
+  av_replay_trace_t t;
+  av_replay_result_t r;
+  AV_CK_OK(av_replay_load(path, p, &t, &err), &err);
+  AV_CK_OK(av_replay_run(&t, p, w, &g, &g_variants, &r, NULL, &err), &err);
+  double us = r.replayed_us;
+  av_replay_trace_free(&t);
+  av_replay_result_free(&r);
+  return us;
+}
+
+START_TEST(replay_dispatch_terms) {
+  setup_variants();
+  av_workload_t *w;
+  av_plan_t *p;
+  /* grid: 30 CTAs of 10 us on 12 slots, 3 in a row on a slot: 2 + 3 x (10 + 0.5) */
+  build(30, 1, 0, &w, &p);
+  const char *path = write_trace(p, 10, 0, 32);
+  ck_assert_double_eq_tol(replay_with(p, w, path, 0, 0), 32, 1e-6);
+  ck_assert_double_eq_tol(replay_with(p, w, path, 0.5, 0), 2 + 3 * 10.5, 1e-6);
+  remove(path);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+  /* persistent: 12 queues of up to 3 items, the dispatch cost is not per item */
+  build(30, 1, 12, &w, &p);
+  path = write_trace(p, 10, 0, 32);
+  ck_assert_double_eq_tol(replay_with(p, w, path, 0.5, 0), 32, 1e-6);
+  remove(path);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+  /* two launches of 12 CTAs on one stream: the second starts at max(issue 4, 12 + gap) */
+  build(24, 1, 0, &w, &p);
+  int32_t l1 = av_plan_add_launch(p, 0, &TILE, 0);
+  ck_assert_int_eq(l1, 1);
+  for (int32_t i = 12; i < 24; i++) p->items[i].launch = l1;
+  path = write_trace(p, 10, 0, 32);
+  ck_assert_double_eq_tol(replay_with(p, w, path, 0, 0), 22, 1e-6);
+  ck_assert_double_eq_tol(replay_with(p, w, path, 0, 3), 25, 1e-6);
+  ck_assert_double_eq_tol(replay_with(p, w, path, 0.5, 3), 2 + 10.5 + 3 + 10.5, 1e-6);
+  remove(path);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+}
+END_TEST
+
 START_TEST(replay_long_tail_and_error) {
   /* 8 items x 2 heads, item i lasts 1 + 3i us; 16 CTAs on 12 slots. The grid is head-major
    * (CTA c = item c mod 8 of head c / 8); CTAs 0..11 start at 2 us. Items 0 of both heads end
@@ -239,6 +293,7 @@ static Suite *replay_suite(void) {
   tcase_add_test(tc, replay_persistent_queues);
   tcase_add_test(tc, replay_good_file_and_gpu_mismatch);
   tcase_add_test(tc, replay_bad_inputs);
+  tcase_add_test(tc, replay_dispatch_terms);
   suite_add_tcase(s, tc);
   return s;
 }

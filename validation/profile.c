@@ -351,8 +351,10 @@ json_t *av_profile_details_json(const av_profile_t *p) {
   if (d) json_object_set_new(d, "empty_cta", json_pack("{s:f, s:f}", "per_wave_us",
                                                       p->empty_cta_us, "per_cta_us",
                                                       p->empty_slope_us));
-  if (d) json_object_set_new(d, "dispatch", json_pack("{s:f, s:f}", "join_overhead_us",
-                                                     p->join_us, "run_tail_us", p->tail_us));
+  if (d) json_object_set_new(d, "dispatch", json_pack("{s:f, s:f, s:f, s:f}", "join_overhead_us",
+                                                     p->join_us, "run_tail_us", p->tail_us,
+                                                     "grid_refill_us", p->refill_us,
+                                                     "launch_gap_us", p->launch_gap_us));
   else json_decref(res);
   /* measured, not yet modelled: the engine's errors on persistent queues (docs/validation.md
    * "Session 7") need more than this to correct */
@@ -362,6 +364,31 @@ json_t *av_profile_details_json(const av_profile_t *p) {
 
 static void set_field(json_t *spec, const char *key, double v, const char *source) {
   json_object_set_new(spec, key, json_pack("{s:f, s:s}", "value", v, "source", source));
+}
+
+/* The grid CTA's dispatch cost: the refill gap traced in the occupancy grids, else the empty
+ * persistent CTA's time per wave (the same path: a CTA starts, reads a record, exits). The
+ * kernel gap of one stream as the engine adds it: the traced gap less the next kernel's first
+ * CTA dispatch, which the engine charges to that CTA (docs/validation.md "Session 8"). */
+static void dispatch_fields(json_t *s, const av_profile_t *p, const char *by, const char *date) {
+  char src[1024];
+  double cta = p->refill_us > 0 ? p->refill_us : p->empty_cta_us;
+  if (cta > 0) {
+    snprintf(src, sizeof src,
+             "measured on %.200s (%.300s, %.20s): %s", p->device, by, date,
+             p->refill_us > 0 ? "occupancy grids' traces, a refilled slot's gap between the "
+                                "previous CTA's end and the next CTA's traced start (mean)"
+                              : "empty persistent CTA, time per wave");
+    set_field(s, "cta_dispatch_us", round(cta * 1000) / 1000, src);
+  }
+  if (p->launch_gap_us > 0) {
+    double gap = p->launch_gap_us - cta;
+    snprintf(src, sizeof src,
+             "measured on %.200s (%.300s, %.20s): 32 one-CTA launches on one stream, traced: "
+             "a launch's first CTA start minus the previous one's last CTA end (mean), less "
+             "cta_dispatch_us", p->device, by, date);
+    set_field(s, "stream_gap_us", round((gap > 0 ? gap : 0) * 1000) / 1000, src);
+  }
 }
 
 json_t *av_profile_calibrate_spec(const json_t *spec, const av_profile_t *p, const char *date) {
@@ -407,6 +434,7 @@ json_t *av_profile_calibrate_spec(const json_t *spec, const av_profile_t *p, con
              date);
     set_field(s, "run_tail_us", round(p->tail_us * 1000) / 1000, src);
   }
+  dispatch_fields(s, p, by, date);
   if (p->tensor_tflops > 0) {
     snprintf(src, sizeof src,
              "measured on %.200s (%.300s, %.20s): one CTA of the largest-m partial tile, "

@@ -116,6 +116,10 @@ typedef struct av_profile {
   av_profile_queue_t queue[AV_PROF_MAX_QUEUE];
   double join_us;                        /* last attention CTA's end -> first merge CTA */
   double tail_us;                        /* last CTA's end -> the run's end event */
+  double refill_us;                      /* grid CTA: previous CTA's end -> its traced start
+                                            on the slot, mean over the occupancy grids (0: none) */
+  double launch_gap_us;                  /* one stream: a launch's last CTA end -> the next
+                                            launch's first CTA start, traced (0: not measured) */
 } av_profile_t;
 
 void av_profile_free(av_profile_t *p);
@@ -139,6 +143,12 @@ av_plan_t *av_profile_plan(const av_workload_t *w, const av_tile_t *tile, int se
  * "start_us", "end_us"}, ...]}, the executor's format; merge records, item -1, are not
  * counted); ends are exclusive. */
 int av_profile_max_resident(const json_t *trace, int *out, av_error_t *err);
+/* Dispatch gaps from a trace (validation/profile_dispatch.c): the mean refill gap of a grid's
+ * CTAs in their SM slots (*n refills), and the mean gap between consecutive launches of one
+ * stream of plan p. */
+int av_profile_refill_gap(const json_t *trace, double *mean_us, int32_t *n, av_error_t *err);
+int av_profile_stream_gap(const json_t *trace, const av_plan_t *p, double *mean_us,
+                          av_error_t *err);
 /* Co-residency batch: one root of kv tokens and n_req one-query requests on it (shared), or
  * n_req roots of kv tokens with one request each (!shared); one KV and one query head.
  * Caller owns. */

@@ -108,6 +108,14 @@ static int measure_launch(const av_gpu_t *g, const av_variants_t *vs, av_profile
       y[n] = r.median_us;
       av_exec_result_free(&r);
     }
+    /* the longest plan once more, traced: the GPU's gap between two kernels of one stream */
+    if (!rc && k == 32) {
+      av__profile_traced_opts(&o);
+      rc = av__profile_flush_l2(g, err);
+      if (!rc) rc = av_exec_batch_run(b, p, &o, &r, err);
+      if (!rc) rc = av_profile_stream_gap(r.trace, p, &out->launch_gap_us, err);
+      if (!rc) av_exec_result_free(&r);
+    }
     av_exec_batch_destroy(b);
     av_plan_destroy(p);
     av_workload_destroy(w);
@@ -202,7 +210,8 @@ static int measure_occupancy(const av_gpu_t *g, av_profile_t *out, int first,
   free(kv);
   av_exec_batch_t *b = w ? av_exec_batch_create(w, 13, 1, err) : NULL;
   int rc = b ? AV_OK : (err && err->code ? err->code : AV_ERR_INTERNAL);
-  double *dur = malloc(sizeof(double) * (size_t)roots);
+  double *dur = malloc(sizeof(double) * (size_t)roots), refill = 0;
+  int32_t refills = 0;
   if (!rc && !dur) rc = av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory");
   for (int i = first; i < out->n && !rc; i++) {
     av_plan_t *p = av_profile_plan(w, &out->t[i].tile, 0, err);
@@ -210,10 +219,17 @@ static int measure_occupancy(const av_gpu_t *g, av_profile_t *out, int first,
     rc = p ? traced_run(b, g, p, dur, &r, err) : (err && err->code ? err->code : AV_ERR_INTERNAL);
     if (!rc) {
       rc = av_profile_max_resident(r.trace, &out->t[i].occ_measured, err);
+      double gap = 0;
+      int32_t n = 0;
+      if (!rc) rc = av_profile_refill_gap(r.trace, &gap, &n, err);
+      refill += gap * n;
+      refills += n;
       av_exec_result_free(&r);
     }
     av_plan_destroy(p);
   }
+  /* the 2 CTAs per SM beyond the occupancy refill slots: the grid CTA's dispatch gap */
+  if (!rc && refills > 0) out->refill_us = refill / refills;
   free(dur);
   av_exec_batch_destroy(b);
   av_workload_destroy(w);
