@@ -197,6 +197,22 @@ static void sim_timeline(const char *path, const av_gpu_t *g, const av_variants_
   av_costmodel_destroy(m);
 }
 
+/* n one-query requests, each on its own 8192-token root (d 128 fp16, one KV head): CTAs that
+ * read distinct KV. Caller destroys. */
+static av_workload_t *roots_workload(int n, av_error_t *err) {
+  av_workload_t *w = av_workload_create(n, n);
+  ck_assert_ptr_nonnull(w);
+  w->heads = (av_heads_t){.hq = 1, .hkv = 1, .head_dim = 128, .dtype = AV_DTYPE_FP16};
+  w->block_size_tokens = 16;
+  for (int i = 0; i < n; i++) {
+    w->nodes[i].parent = -1;
+    w->nodes[i].kv_len_tokens = 8192;
+    w->request_node[i] = i;
+  }
+  AV_CK_OK(av_workload_finalize(w, err), err);
+  return w;
+}
+
 /* Durations of k x SMs identical CTAs (8192 tokens each) on test-gpu, predicted by the engine
  * with the profile at `path`; every CTA's duration in dur[] (k x 4 of them). */
 static void engine_grid(const char *path, int k, double *dur) {
@@ -207,16 +223,7 @@ static void engine_grid(const char *path, int k, double *dur) {
   av_error_t err;
   av_error_clear(&err);
   int n = k * g.sm_count;
-  av_workload_t *w = av_workload_create(n, n);
-  ck_assert_ptr_nonnull(w);
-  w->heads = (av_heads_t){.hq = 1, .hkv = 1, .head_dim = 128, .dtype = AV_DTYPE_FP16};
-  w->block_size_tokens = 16;
-  for (int i = 0; i < n; i++) {
-    w->nodes[i].parent = -1;
-    w->nodes[i].kv_len_tokens = 8192;
-    w->request_node[i] = i;
-  }
-  AV_CK_OK(av_workload_finalize(w, &err), &err);
+  av_workload_t *w = roots_workload(n, &err);
   av_plan_t *p = av_plan_create(w, "test");
   int32_t l = av_plan_add_launch(p, 0, &TILE, 0);
   for (int32_t r = 0; r < n; r++) {
@@ -335,16 +342,7 @@ static void queue_pair(double hbm_GBps, int ctas, double *first, double *second)
   av_error_t err;
   av_error_clear(&err);
   int n = 2 * ctas;
-  av_workload_t *w = av_workload_create(n, n);
-  ck_assert_ptr_nonnull(w);
-  w->heads = (av_heads_t){.hq = 1, .hkv = 1, .head_dim = 128, .dtype = AV_DTYPE_FP16};
-  w->block_size_tokens = 16;
-  for (int i = 0; i < n; i++) {
-    w->nodes[i].parent = -1;
-    w->nodes[i].kv_len_tokens = 8192;
-    w->request_node[i] = i;
-  }
-  AV_CK_OK(av_workload_finalize(w, &err), &err);
+  av_workload_t *w = roots_workload(n, &err);
   av_plan_t *p = av_plan_create(w, "test");
   int32_t l = av_plan_add_launch(p, 0, &var[1].tile, ctas);
   for (int32_t r = 0; r < n; r++) {
