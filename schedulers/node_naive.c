@@ -25,6 +25,12 @@ int av__sched_plan_divided(const av_sched_ctx_t *ctx, const av_params_t *params,
   const char *launch = av_params_enum(params, "launch");
   const av_kernel_kind_t kind =
       launch && launch[0] == 'p' ? AV_KERNEL_PERSISTENT : AV_KERNEL_PARTIAL;
+  const int beside = launch && launch[0] == 'b';
+  const int single = av_params_enum(params, "tiles")[0] == 's';
+  if (beside && single)
+    return av_error_set(err, AV_ERR_MISMATCH, name, "launch",
+                        "launch=beside places the largest tile's grid and the smaller tiles "
+                        "beside it, so it needs tiles=per_shape, not tiles=single");
   int rc = av_sched_max_queries(ctx, kind, &per_cta, err);
   if (rc) return rc;
   /* pieces: per node ceil(share / per_cta) groups x min(k, len) */
@@ -46,9 +52,9 @@ int av__sched_plan_divided(const av_sched_ctx_t *ctx, const av_params_t *params,
     for (int32_t u = 0; u < w->n_nodes; u++)
       if (w->node_req_offsets[u + 1] > w->node_req_offsets[u])
         n += av_sched_node_pieces(w, u, k, per_cta, pieces + n);
-    av_sched_tile_mode_t mode = av_params_enum(params, "tiles")[0] == 's'
-                                    ? AV_SCHED_TILES_SINGLE
-                                    : AV_SCHED_TILES_PER_SHAPE;
+    av_sched_tile_mode_t mode = single   ? AV_SCHED_TILES_SINGLE
+                                : beside ? AV_SCHED_TILES_BESIDE
+                                         : AV_SCHED_TILES_PER_SHAPE;
     rc = av_sched_emit_pieces(ctx, p, pieces, n, kind, mode,
                               (int)av_params_int(params, "tile_n"), 0, err);
   }

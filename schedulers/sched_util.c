@@ -9,7 +9,7 @@
 
 static const int default_m[] = {16, 32, 64, 128};
 
-const char *const av_sched_launch_choices[] = {"grid", "persistent", NULL};
+const char *const av_sched_launch_choices[] = {"grid", "persistent", "beside", NULL};
 
 enum { MAX_TILES = 256, MAX_SHAPES = 64 };
 
@@ -179,6 +179,62 @@ int32_t av_sched_concurrent_queues(const av_sched_ctx_t *ctx, const av_tile_t *t
   return q > 0 ? q : 1;
 }
 
+/* The occupancy of a tile's compiled variant; 0 when the table lacks it. */
+static int tile_occupancy(const av_sched_ctx_t *ctx, const av_tile_t *t, av_occupancy_t *occ) {
+  const av_heads_t *h = &ctx->workload->heads;
+  const av_variant_t *v =
+      ctx->variants ? av_variants_find(ctx->variants, t, h->head_dim, h->dtype,
+                                       ctx->gpu->sm_arch)
+                    : NULL;
+  if (!v) return 0;
+  av_occupancy(ctx->gpu, v->threads, v->regs_per_thread, v->smem_bytes, occ);
+  return occ->ctas_per_sm > 0;
+}
+
+int32_t av_sched_beside_queues(const av_sched_ctx_t *ctx, const av_tile_t *big, int64_t n_big,
+                               const av_tile_t *small) {
+  av_occupancy_t ob, os;
+  if (!tile_occupancy(ctx, big, &ob) || !tile_occupancy(ctx, small, &os))
+    return av_sched_concurrent_queues(ctx, small, 1);
+  const int64_t sms = ctx->gpu->sm_count > 0 ? ctx->gpu->sm_count : 1;
+  const int64_t hkv = ctx->workload->heads.hkv > 0 ? ctx->workload->heads.hkv : 1;
+  int64_t j = (n_big * hkv + sms - 1) / sms; /* the grid's CTAs per SM, first wave */
+  if (j > ob.ctas_per_sm) j = ob.ctas_per_sm;
+  const int by_b[] = {ob.by_ctas, ob.by_warps, ob.by_regs, ob.by_smem};
+  const int by_s[] = {os.by_ctas, os.by_warps, os.by_regs, os.by_smem};
+  int fit = os.ctas_per_sm;
+  for (int r = 0; r < 4; r++) {
+    if (by_b[r] <= 0 || by_s[r] <= 0) continue;
+    const int f = (int)((1.0 - (double)j / by_b[r]) * by_s[r] + 1e-9);
+    if (f < fit) fit = f;
+  }
+  if (fit < 1) fit = 1; /* no room: one queue per SM, which starts as the grid drains */
+  const int64_t q = sms * fit / hkv;
+  return q > 0 ? (int32_t)q : 1;
+}
+
+/* The persistent tile for pieces of `rows` rows beside the grid: the smallest compiled m that
+ * holds them, and of its tiles the one with the most queues beside the grid (more
+ * independent streams of copies; measured on the H200, docs/kernels.md "session 10"), ties
+ * to the n closest to prefer_n. */
+static int beside_tile(const av_sched_ctx_t *ctx, const av_tile_t *big, int64_t n_big,
+                       int32_t rows, int prefer_n, av_tile_t *out, av_error_t *err) {
+  av_tile_t menu[MAX_TILES];
+  int rc = av_sched_pick_tile(ctx, AV_KERNEL_PERSISTENT, rows, prefer_n, out, err);
+  const int n_menu = rc ? 0 : av_sched_tiles(ctx, AV_KERNEL_PERSISTENT, menu, MAX_TILES, err);
+  int32_t best_q = n_menu > 0 ? av_sched_beside_queues(ctx, big, n_big, out) : 0;
+  for (int i = 0; i < n_menu; i++) {
+    if (menu[i].m_rows != out->m_rows) continue;
+    const int32_t q = av_sched_beside_queues(ctx, big, n_big, &menu[i]);
+    const int closer = abs(menu[i].n_tokens - prefer_n) < abs(out->n_tokens - prefer_n);
+    if (q > best_q || (q == best_q && closer)) {
+      best_q = q;
+      *out = menu[i];
+    }
+  }
+  return rc;
+}
+
 int32_t av_sched_node_pieces(const av_workload_t *w, int32_t u, int64_t k, int32_t per_cta,
                              av_sched_piece_t *out) {
   int32_t share = w->node_req_offsets[u + 1] - w->node_req_offsets[u];
@@ -303,33 +359,46 @@ int av_sched_emit_pieces(const av_sched_ctx_t *ctx, av_plan_t *p, av_sched_piece
     shape_of[i] = (int8_t)s;
   }
   /* streams in order of m: renumber shapes by their sorted position */
-  int rank[MAX_SHAPES];
+  int rank[MAX_SHAPES] = {0};
   for (int s = 0; s < n_shapes; s++) {
     rank[s] = 0;
     for (int o = 0; o < n_shapes; o++) rank[s] += tile_cmp(&shapes[o], &shapes[s]) < 0;
   }
   rc = AV_OK;
-  av_sched_piece_t *group = kind == AV_KERNEL_PERSISTENT ? malloc(sizeof *group * (size_t)n)
-                                                         : NULL;
-  if (kind == AV_KERNEL_PERSISTENT && !group)
+  const int beside = mode == AV_SCHED_TILES_BESIDE && n_shapes > 1;
+  int big = 0; /* the largest shape (rank n_shapes - 1) and its pieces */
+  while (big < n_shapes - 1 && rank[big] != n_shapes - 1) big++;
+  int64_t n_big = 0;
+  for (int32_t i = 0; i < n; i++) n_big += shape_of[i] == big;
+  av_sched_piece_t *group = kind == AV_KERNEL_PERSISTENT || beside
+                                ? malloc(sizeof *group * (size_t)(n > 0 ? n : 1))
+                                : NULL;
+  if ((kind == AV_KERNEL_PERSISTENT || beside) && !group)
     rc = av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory");
-  for (int r = 0; r < n_shapes && !rc; r++) {
+  for (int pos = 0; pos < n_shapes && !rc; pos++) {
+    /* launch order = stream: by m, or (beside) the largest first so its grid is placed */
+    const int r = !beside ? pos : pos == 0 ? n_shapes - 1 : pos - 1;
     int s = 0;
     while (rank[s] != r) s++;
-    if (group) {
-      /* persistent per shape: one wave of queues, pieces longest first to the least loaded */
+    if (kind == AV_KERNEL_PERSISTENT || (beside && s != big)) {
+      /* persistent per shape: one wave of queues (or the room beside the grid), pieces
+       * longest first to the least loaded */
+      av_tile_t t = shapes[s];
+      if (beside) rc = beside_tile(ctx, &shapes[big], n_big, t.m_rows, prefer_n, &t, err);
       int32_t ng = 0;
-      for (int32_t i = 0; i < n; i++)
+      for (int32_t i = 0; i < n && !rc; i++)
         if (shape_of[i] == s) group[ng++] = pieces[i];
-      const int32_t q = av_sched_concurrent_queues(ctx, &shapes[s], 1);
-      rc = av_sched_lpt_queues(group, ng, q, err);
-      int32_t l = rc ? -1 : av_sched_add_launch(p, r, &shapes[s], q, err);
+      const int32_t q = rc ? 1
+                        : beside ? av_sched_beside_queues(ctx, &shapes[big], n_big, &t)
+                                 : av_sched_concurrent_queues(ctx, &t, 1);
+      if (!rc) rc = av_sched_lpt_queues(group, ng, q, err);
+      int32_t l = rc ? -1 : av_sched_add_launch(p, pos, &t, q, err);
       if (!rc && l < 0) rc = AV_ERR_NOMEM;
       if (!rc) sort_by_queue(group, ng, q);
       for (int32_t i = 0; i < ng && !rc; i++) rc = add_piece(ctx, p, l, &group[i], err);
       continue;
     }
-    int32_t l = av_sched_add_launch(p, r, &shapes[s], 0, err);
+    int32_t l = av_sched_add_launch(p, pos, &shapes[s], 0, err);
     if (l < 0) rc = AV_ERR_NOMEM;
     for (int32_t i = 0; i < n && !rc; i++)
       if (shape_of[i] == s) rc = add_piece(ctx, p, l, &pieces[i], err);

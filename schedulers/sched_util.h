@@ -100,8 +100,10 @@ int32_t av_sched_node_pieces(const av_workload_t *w, int32_t u, int64_t k, int32
                              av_sched_piece_t *out);
 
 typedef enum {
-  AV_SCHED_TILES_SINGLE = 0,   /* one launch, one tile sized for the largest piece */
-  AV_SCHED_TILES_PER_SHAPE = 1 /* one launch per tile shape, each on its own stream */
+  AV_SCHED_TILES_SINGLE = 0,    /* one launch, one tile sized for the largest piece */
+  AV_SCHED_TILES_PER_SHAPE = 1, /* one launch per tile shape, each on its own stream */
+  AV_SCHED_TILES_BESIDE = 2     /* per shape; the largest tile's grid first, the smaller
+                                   shapes persistent in the room its CTAs leave per SM */
 } av_sched_tile_mode_t;
 
 /* Builds the plan's launches and items from pieces (in array order within a launch). A piece
@@ -109,10 +111,19 @@ typedef enum {
  * persistent_ctas > 0 the pieces form one persistent launch and their cta/order fields place
  * them; items are then emitted by (cta, order). With kind PERSISTENT and persistent_ctas 0,
  * each shape's launch (one in SINGLE mode) is persistent with one wave of queues per KV head
- * (av_sched_concurrent_queues), filled by av_sched_lpt_queues. */
+ * (av_sched_concurrent_queues), filled by av_sched_lpt_queues. In BESIDE mode (kind PARTIAL)
+ * the largest tile's pieces are a grid launched first and every smaller shape is a persistent
+ * launch with av_sched_beside_queues queues, so its CTAs run beside the grid's. */
 int av_sched_emit_pieces(const av_sched_ctx_t *ctx, av_plan_t *p, av_sched_piece_t *pieces,
                          int32_t n, av_kernel_kind_t kind, av_sched_tile_mode_t mode,
                          int prefer_n, int32_t persistent_ctas, av_error_t *err);
+
+/* Queues per KV head for a persistent launch of `small` beside a grid of n_big CTAs per KV
+ * head of `big`: the CTAs of `small` that fit in the registers, shared memory, warps and CTA
+ * slots that the grid's CTAs leave on an SM (each CTA taking 1 / (its occupancy by that
+ * resource), the simulator's rule, sim/engine.c), times the SMs, at least one per SM. */
+int32_t av_sched_beside_queues(const av_sched_ctx_t *ctx, const av_tile_t *big, int64_t n_big,
+                               const av_tile_t *small);
 
 /* Longest piece first to the least-loaded of `queues` queues (tokens plus a tile per item):
  * sets cta and order, reorders pieces. */
@@ -128,7 +139,10 @@ extern const char *const av_sched_launch_choices[];
   {.name = "launch", .type = AV_PARAM_ENUM, .def = "grid", .choices = av_sched_launch_choices, \
    .help = "grid: one CTA per piece, dispatched by the hardware; persistent: per tile shape "  \
            "one wave of persistent CTAs per KV head, pieces longest first to the least "      \
-           "loaded queue (the kernel streams a queue's tiles across its items)"}
+           "loaded queue (the kernel streams a queue's tiles across its items); beside: "     \
+           "(tiles=per_shape) the largest tile's grid first, the smaller tiles persistent in " \
+           "the registers and shared memory its CTAs leave on each SM, so memory-bound "       \
+           "pieces stream under the compute-bound ones"}
 
 /* node_naive (k = 1) and fixed_division: every node with queries in k even KV pieces, its
  * queries split only when they exceed the largest tile; params "tiles", "tile_n" and

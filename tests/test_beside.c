@@ -1,0 +1,109 @@
+/* launch=beside (node_naive / fixed_division with tiles=per_shape): the largest tile's
+ * pieces are a grid launched first on stream 0 and the smaller tiles persistent launches with
+ * as many queues as fit in what the grid's CTAs leave on each SM. The case is the
+ * B=[1,128] L=[16384,512] tree of issue 5 at heads 32/8: the root's 64-row pieces on the
+ * m64 grid, the 4-row leaves on m16 queues. With the sm_90a wgmma m64 tiles at 168 registers
+ * (three to an SM), two root CTAs per SM leave a third of the registers and shared memory:
+ * two m16 n32 CTAs (64 threads) or one m16 n64 CTA; at 190 registers nothing fits beside. */
+#include <string.h>
+
+#include "schedulers/scheduler.h"
+#include "sim/gpu.h"
+#include "sim/plan.h"
+#include "sim/variants.h"
+#include "tests/support.h"
+
+extern const av_scheduler_ops_t av_sched_fixed_division;
+
+/* sm_90 fp16 d128 variants as ptxas reported them (kernels/variants.json, session 10),
+ * written out so the test does not depend on the build's table. Index 0 is the m64 root. */
+static av_variant_t table[] = {
+    {.tile = {AV_KERNEL_PARTIAL, 64, 64, 4}, .head_dim = 128, .dtype = AV_DTYPE_FP16,
+     .sm_arch = 90, .threads = 128, .regs_per_thread = 168, .smem_bytes = 69632},
+    {.tile = {AV_KERNEL_PARTIAL, 16, 32, 2}, .head_dim = 128, .dtype = AV_DTYPE_FP16,
+     .sm_arch = 90, .threads = 64, .regs_per_thread = 168, .smem_bytes = 34816},
+    {.tile = {AV_KERNEL_PARTIAL, 16, 64, 4}, .head_dim = 128, .dtype = AV_DTYPE_FP16,
+     .sm_arch = 90, .threads = 128, .regs_per_thread = 168, .smem_bytes = 69632},
+    {.tile = {AV_KERNEL_PERSISTENT, 16, 32, 2}, .head_dim = 128, .dtype = AV_DTYPE_FP16,
+     .sm_arch = 90, .threads = 64, .regs_per_thread = 166, .smem_bytes = 35008},
+    {.tile = {AV_KERNEL_PERSISTENT, 16, 64, 4}, .head_dim = 128, .dtype = AV_DTYPE_FP16,
+     .sm_arch = 90, .threads = 128, .regs_per_thread = 167, .smem_bytes = 69824},
+};
+
+/* fixed_division (k = 4) with the given "set" on the prefix16k tree; the plan is proved
+ * exact. Caller owns it. */
+static av_plan_t *prefix16k_plan(const char *const *set) {
+  av_error_t err;
+  av_error_clear(&err);
+  av_gpu_t gpu;
+  AV_CK_OK(av_gpu_load("H200-SXM", NULL, &gpu, &err), &err);
+  av_variants_t vs = {.n = (int)(sizeof table / sizeof table[0]), .v = table};
+  av_heads_t h = av_test_heads();
+  int64_t B[] = {1, 128}, L[] = {16384, 512};
+  av_workload_t *w = av_workload_from_levels(B, L, 2, &h, &err);
+  AV_CK_OK(w ? AV_OK : err.code, &err);
+  av_params_t params;
+  AV_CK_OK(av_params_init(&params, av_sched_fixed_division.params, &err), &err);
+  for (int i = 0; set[i]; i++) AV_CK_OK(av_params_set_text(&params, set[i], "test", &err), &err);
+  av_sched_ctx_t ctx = {.workload = w, .gpu = &gpu, .variants = &vs, .cost = NULL};
+  av_plan_t *p = NULL;
+  AV_CK_OK(av_scheduler_plan(&av_sched_fixed_division, &params, &ctx, &p, &err), &err);
+  AV_CK_OK(av_plan_check(p, w, &err), &err);
+  av_workload_destroy(w);
+  return p;
+}
+
+START_TEST(test_beside_fills_the_room) {
+  const char *set[] = {"tiles=per_shape", "launch=beside", NULL};
+  table[0].regs_per_thread = 168;
+  av_plan_t *p = prefix16k_plan(set);
+  ck_assert_int_eq(p->n_launches, 2);
+  /* the root grid first, on stream 0: 8 query groups x 4 pieces */
+  const av_launch_t *g = &p->launches[0], *b = &p->launches[1];
+  ck_assert_int_eq(g->tile.kind, AV_KERNEL_PARTIAL);
+  ck_assert_int_eq(g->tile.m_rows, 64);
+  ck_assert_int_eq(g->stream, 0);
+  ck_assert_int_eq(g->persistent_ctas, 0);
+  /* 256 root CTAs on 132 SMs: two per SM leave room for two m16 n32 CTAs (one m16 n64):
+   * n32 is taken, 132 x 2 / 8 KV heads = 33 queues */
+  ck_assert_int_eq(b->tile.kind, AV_KERNEL_PERSISTENT);
+  ck_assert_int_eq(b->tile.m_rows, 16);
+  ck_assert_int_eq(b->tile.n_tokens, 32);
+  ck_assert_int_eq(b->stream, 1);
+  ck_assert_int_eq(b->persistent_ctas, 33);
+  int roots = 0;
+  for (int32_t i = 0; i < p->n_items; i++) {
+    const av_item_t *it = &p->items[i];
+    const int on_grid = it->launch == 0;
+    roots += on_grid;
+    ck_assert_int_eq(p->segments[it->seg_begin].node == 0, on_grid);
+    if (!on_grid) ck_assert(it->cta >= 0 && it->cta < 33);
+  }
+  ck_assert_int_eq(roots, 32);
+  av_plan_destroy(p);
+}
+END_TEST
+
+START_TEST(test_beside_no_room) {
+  /* m64 at 190 registers: two root CTAs take all the registers an SM can give them, so the
+   * leaves get one queue per SM (they start as the grid drains) and the preferred n */
+  const char *set[] = {"tiles=per_shape", "launch=beside", NULL};
+  table[0].regs_per_thread = 190;
+  av_plan_t *p = prefix16k_plan(set);
+  table[0].regs_per_thread = 168;
+  ck_assert_int_eq(p->launches[1].persistent_ctas, 132 / 8);
+  ck_assert_int_eq(p->launches[1].tile.n_tokens, 64);
+  av_plan_destroy(p);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("beside");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, test_beside_fills_the_room);
+  tcase_add_test(tc, test_beside_no_room);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return av_test_run(suite(), 0); }
