@@ -25,13 +25,11 @@ namespace av {
  * only by other CTAs. MINB is the CTAs per SM that __launch_bounds__ asks registers to allow:
  * what the shared memory allows on sm_90, capped at 3 for m16/m32 tiles (register-light,
  * latency-bound: more CTAs hide more latency; 6 for m16 n32, 64 threads) and at 2 for m64
- * tiles on mma.sync, whose math runs faster with registers to spare than with a third CTA
- * (measured on the H200, docs/gpu-notes.md "kernel A/B 2": PAT tree 3's root 12 % faster,
- * prefix16k 19 % faster than with the cap at 3). On wgmma (sm_90a) the m64 tiles need ~190
- * registers, fit 168 without spilling, and run faster three to an SM (session 9, call 8:
- * 0.959x the time per batch, prefix16k 0.936x). */
+ * tiles, whose math runs faster with registers to spare than with a third CTA (measured on
+ * the H200, docs/gpu-notes.md "kernel A/B 2": PAT tree 3's root 12 % faster, prefix16k 19 %
+ * faster than with the cap at 3). */
 #ifndef AV_MINB_CAP
-#define AV_MINB_CAP(M, N, WG) ((M) >= 64 ? ((WG) ? 3 : 2) : (M) == 16 && (N) <= 32 ? 6 : 3)
+#define AV_MINB_CAP(M, N) ((M) >= 64 ? 2 : (M) == 16 && (N) <= 32 ? 6 : 3)
 #endif
 template <int M, int N, int D> struct geom {
   static constexpr int WM = M / 16;
@@ -59,8 +57,7 @@ template <int M, int N, int D> struct geom {
   static constexpr int STAGE_BYTES = WN == 1 ? 0 : W * 16 * OP * 4 + W * 16 * 2 * 4;
   static constexpr int SMEM = KV_BYTES > STAGE_BYTES ? KV_BYTES : STAGE_BYTES;
   static constexpr int FIT = (227 * 1024) / (SMEM + 1024);
-  static constexpr int CAP = AV_MINB_CAP(M, N, WG);
-  static constexpr int MINB = FIT < 1 ? 1 : (FIT > CAP ? CAP : FIT);
+  static constexpr int MINB = FIT < 1 ? 1 : (FIT > AV_MINB_CAP(M, N) ? AV_MINB_CAP(M, N) : FIT);
   /* The persistent kernel streams tiles across its queue's items (attn_stream): it stages an
    * item's epilogue in the ring buffer its last tile just freed, and keeps the records of the
    * items in flight (at most S + 1) in a small ring after the KV ring. */

@@ -18,6 +18,19 @@ static const av_param_def_t nn_params[] = {
     {.name = NULL},
 };
 
+/* The m of the partial tile a node's query groups take (0 for a node without queries). */
+static int node_tile_m(const av_sched_ctx_t *ctx, int32_t u, int32_t per_cta, int prefer_n) {
+  const av_workload_t *w = ctx->workload;
+  const int32_t share = w->node_req_offsets[u + 1] - w->node_req_offsets[u];
+  if (share <= 0) return 0;
+  const int32_t groups = av_sched_split_even(share, per_cta, NULL);
+  av_tile_t t;
+  av_error_t scratch;
+  av_error_clear(&scratch);
+  const int32_t rows = av_sched_rows(ctx, (share + groups - 1) / groups);
+  return av_sched_pick_tile(ctx, AV_KERNEL_PARTIAL, rows, prefer_n, &t, &scratch) ? 0 : t.m_rows;
+}
+
 int av__sched_plan_divided(const av_sched_ctx_t *ctx, const av_params_t *params, int64_t k,
                            const char *name, av_plan_t **out, av_error_t *err) {
   const av_workload_t *w = ctx->workload;
@@ -33,12 +46,23 @@ int av__sched_plan_divided(const av_sched_ctx_t *ctx, const av_params_t *params,
                         "beside it, so it needs tiles=per_shape, not tiles=single");
   int rc = av_sched_max_queries(ctx, kind, &per_cta, err);
   if (rc) return rc;
+  /* beside: only the nodes on the largest tile (the grid) are cut in k; the others stay
+   * whole, since their persistent queues balance them (LPT) and every cut adds a partial
+   * state to merge (whole leaves: 140.8 us on the H200's prefix16k against 160.9 us cut in 4,
+   * docs/kernels.md "session 10") */
+  const int prefer_n = (int)av_params_int(params, "tile_n");
+  int big_m = 0;
+  for (int32_t u = 0; beside && u < w->n_nodes; u++) {
+    const int m = node_tile_m(ctx, u, per_cta, prefer_n);
+    if (m > big_m) big_m = m;
+  }
   /* pieces: per node ceil(share / per_cta) groups x min(k, len) */
   int64_t total = 0;
   for (int32_t u = 0; u < w->n_nodes; u++) {
     int32_t share = w->node_req_offsets[u + 1] - w->node_req_offsets[u];
     int64_t len = w->nodes[u].kv_len_tokens;
-    total += (int64_t)av_sched_split_even(share, per_cta, NULL) * (k < len ? k : len);
+    const int64_t ku = beside && node_tile_m(ctx, u, per_cta, prefer_n) < big_m ? 1 : k;
+    total += (int64_t)av_sched_split_even(share, per_cta, NULL) * (ku < len ? ku : len);
   }
   if (total > INT32_MAX / 2)
     return av_error_set(err, AV_ERR_RANGE, NULL, "k",
@@ -50,13 +74,14 @@ int av__sched_plan_divided(const av_sched_ctx_t *ctx, const av_params_t *params,
   } else {
     int32_t n = 0;
     for (int32_t u = 0; u < w->n_nodes; u++)
-      if (w->node_req_offsets[u + 1] > w->node_req_offsets[u])
-        n += av_sched_node_pieces(w, u, k, per_cta, pieces + n);
+      if (w->node_req_offsets[u + 1] > w->node_req_offsets[u]) {
+        const int64_t ku = beside && node_tile_m(ctx, u, per_cta, prefer_n) < big_m ? 1 : k;
+        n += av_sched_node_pieces(w, u, ku, per_cta, pieces + n);
+      }
     av_sched_tile_mode_t mode = single   ? AV_SCHED_TILES_SINGLE
                                 : beside ? AV_SCHED_TILES_BESIDE
                                          : AV_SCHED_TILES_PER_SHAPE;
-    rc = av_sched_emit_pieces(ctx, p, pieces, n, kind, mode,
-                              (int)av_params_int(params, "tile_n"), 0, err);
+    rc = av_sched_emit_pieces(ctx, p, pieces, n, kind, mode, prefer_n, 0, err);
   }
   free(pieces);
   if (rc) {

@@ -4,7 +4,8 @@
  * B=[1,128] L=[16384,512] tree of issue 5 at heads 32/8: the root's 64-row pieces on the
  * m64 grid, the 4-row leaves on m16 queues. With the sm_90a wgmma m64 tiles at 168 registers
  * (three to an SM), two root CTAs per SM leave a third of the registers and shared memory:
- * two m16 n32 CTAs (64 threads) or one m16 n64 CTA; at 190 registers nothing fits beside. */
+ * two m16 n32 CTAs (64 threads) or one m16 n64 CTA; at 190 registers nothing fits beside.
+ * Only the root is cut in k = 4; the leaves stay whole. */
 #include <string.h>
 
 #include "schedulers/scheduler.h"
@@ -76,10 +77,16 @@ START_TEST(test_beside_fills_the_room) {
     const av_item_t *it = &p->items[i];
     const int on_grid = it->launch == 0;
     roots += on_grid;
-    ck_assert_int_eq(p->segments[it->seg_begin].node == 0, on_grid);
-    if (!on_grid) ck_assert(it->cta >= 0 && it->cta < 33);
+    const av_segment_t *sg = &p->segments[it->seg_begin];
+    ck_assert_int_eq(sg->node == 0, on_grid);
+    if (on_grid) continue;
+    /* a leaf on the queues stays whole: the queues balance it, a cut only adds a merge */
+    ck_assert(it->cta >= 0 && it->cta < 33);
+    ck_assert_int_eq(sg->begin, 0);
+    ck_assert_int_eq(sg->end, 512);
   }
   ck_assert_int_eq(roots, 32);
+  ck_assert_int_eq(p->n_items, 32 + 128);
   av_plan_destroy(p);
 }
 END_TEST
