@@ -48,7 +48,7 @@ int av__sched_plan_divided(const av_sched_ctx_t *ctx, const av_params_t *params,
   if (rc) return rc;
   /* beside: only the nodes on the largest tile (the grid) are cut in k; the others stay
    * whole, since their persistent queues balance them (LPT) and every cut adds a partial
-   * state to merge (whole leaves: 140.8 us on the H200's prefix16k against 160.9 us cut in 4,
+   * state to merge (whole leaves: 142.4 us on the H200's prefix16k against 160.9 us cut in 4,
    * docs/kernels.md "session 10") */
   const int prefer_n = (int)av_params_int(params, "tile_n");
   int big_m = 0;

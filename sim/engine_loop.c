@@ -166,8 +166,9 @@ static void job_begin(av__eng_t *e, int32_t sl, double t, int queued) {
     }
   }
   /* A grid CTA (one item) also holds its slot while the block scheduler starts it and it
-   * reads its item record, which the kernel's trace and the profile's C(n_q, n) do not see;
-   * a persistent CTA pays that once, not per item, and the merge's trace covers its start. */
+   * reads its item record, which the kernel's trace and the profile's C(n_q, n) do not see.
+   * A persistent CTA is not charged it (charging its first item once moved no validation
+   * result, docs/validation.md "Session 10"), and the merge's trace covers its start. */
   if (job >= 0 && !L->is_merge && !L->persistent) fixed += e->in->gpu->cta_dispatch_us;
   e->sl_cap[sl] = cap;
   e->sl_h[sl] = h;
