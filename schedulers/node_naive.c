@@ -38,12 +38,10 @@ int av__sched_plan_divided(const av_sched_ctx_t *ctx, const av_params_t *params,
   const char *launch = av_params_enum(params, "launch");
   const av_kernel_kind_t kind =
       launch && launch[0] == 'p' ? AV_KERNEL_PERSISTENT : AV_KERNEL_PARTIAL;
+  /* beside places the largest tile's grid and the smaller tiles beside it: per shape by
+   * construction, whatever "tiles" says */
   const int beside = launch && launch[0] == 'b';
-  const int single = av_params_enum(params, "tiles")[0] == 's';
-  if (beside && single)
-    return av_error_set(err, AV_ERR_MISMATCH, name, "launch",
-                        "launch=beside places the largest tile's grid and the smaller tiles "
-                        "beside it, so it needs tiles=per_shape, not tiles=single");
+  const int single = !beside && av_params_enum(params, "tiles")[0] == 's';
   int rc = av_sched_max_queries(ctx, kind, &per_cta, err);
   if (rc) return rc;
   /* beside: only the nodes on the largest tile (the grid) are cut in k; the others stay

@@ -140,7 +140,7 @@ extern const char *const av_sched_launch_choices[];
    .help = "grid: one CTA per piece, dispatched by the hardware; persistent: per tile shape "  \
            "one wave of persistent CTAs per KV head, pieces longest first to the least "      \
            "loaded queue (the kernel streams a queue's tiles across its items); beside: "     \
-           "(tiles=per_shape) the largest tile's grid first, the smaller tiles persistent in " \
+           "(implies tiles=per_shape) the largest tile's grid first, the smaller tiles persistent in " \
            "the registers and shared memory its CTAs leave on each SM, so memory-bound "       \
            "pieces stream under the compute-bound ones"}
 

@@ -1,4 +1,4 @@
-/* launch=beside (node_naive / fixed_division with tiles=per_shape): the largest tile's
+/* launch=beside (node_naive / fixed_division; it implies tiles=per_shape): the largest tile's
  * pieces are a grid launched first on stream 0 and the smaller tiles persistent launches with
  * as many queues as fit in what the grid's CTAs leave on each SM. The case is the
  * B=[1,128] L=[16384,512] tree of issue 5 at heads 32/8: the root's 64-row pieces on the
@@ -91,6 +91,17 @@ START_TEST(test_beside_fills_the_room) {
 }
 END_TEST
 
+START_TEST(test_beside_is_per_shape) {
+  /* with the default tiles=single the plan is the same two launches */
+  const char *set[] = {"launch=beside", NULL};
+  av_plan_t *p = prefix16k_plan(set);
+  ck_assert_int_eq(p->n_launches, 2);
+  ck_assert_int_eq(p->launches[0].tile.m_rows, 64);
+  ck_assert_int_eq(p->launches[1].tile.kind, AV_KERNEL_PERSISTENT);
+  av_plan_destroy(p);
+}
+END_TEST
+
 START_TEST(test_beside_no_room) {
   /* m64 at 190 registers: two root CTAs take all the registers an SM can give them, so the
    * leaves get one queue per SM (they start as the grid drains) and the preferred n */
@@ -108,6 +119,7 @@ static Suite *suite(void) {
   Suite *s = suite_create("beside");
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, test_beside_fills_the_room);
+  tcase_add_test(tc, test_beside_is_per_shape);
   tcase_add_test(tc, test_beside_no_room);
   suite_add_tcase(s, tc);
   return s;
