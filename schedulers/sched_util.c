@@ -312,6 +312,61 @@ static int add_piece(const av_sched_ctx_t *ctx, av_plan_t *p, int32_t launch,
 }
 
 
+/* One launch per tile shape (shapes[], shape_of[piece]): in order of m, launch i on stream
+ * i, grids or (kind PERSISTENT) one wave of queues each; beside: the largest shape's grid
+ * first, the others persistent in the room it leaves (av_sched_beside_queues). */
+static int emit_shapes(const av_sched_ctx_t *ctx, av_plan_t *p, const av_sched_piece_t *pieces,
+                       int32_t n, av_kernel_kind_t kind, int beside, const av_tile_t *shapes,
+                       int n_shapes, const int8_t *shape_of, int prefer_n, av_error_t *err) {
+  /* streams in order of m: renumber shapes by their sorted position */
+  int rank[MAX_SHAPES] = {0};
+  for (int s = 0; s < n_shapes; s++) {
+    rank[s] = 0;
+    for (int o = 0; o < n_shapes; o++) rank[s] += tile_cmp(&shapes[o], &shapes[s]) < 0;
+  }
+  int rc = AV_OK;
+  beside = beside && n_shapes > 1;
+  int big = 0; /* the largest shape (rank n_shapes - 1) and its pieces */
+  while (big < n_shapes - 1 && rank[big] != n_shapes - 1) big++;
+  int64_t n_big = 0;
+  for (int32_t i = 0; i < n; i++) n_big += shape_of[i] == big;
+  av_sched_piece_t *group = kind == AV_KERNEL_PERSISTENT || beside
+                                ? malloc(sizeof *group * (size_t)(n > 0 ? n : 1))
+                                : NULL;
+  if ((kind == AV_KERNEL_PERSISTENT || beside) && !group)
+    rc = av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory");
+  for (int pos = 0; pos < n_shapes && !rc; pos++) {
+    /* launch order = stream: by m, or (beside) the largest first so its grid is placed */
+    const int r = !beside ? pos : pos == 0 ? n_shapes - 1 : pos - 1;
+    int s = 0;
+    while (rank[s] != r) s++;
+    if (kind == AV_KERNEL_PERSISTENT || (beside && s != big)) {
+      /* persistent per shape: one wave of queues (or the room beside the grid), pieces
+       * longest first to the least loaded */
+      av_tile_t t = shapes[s];
+      if (beside) rc = beside_tile(ctx, &shapes[big], n_big, t.m_rows, prefer_n, &t, err);
+      int32_t ng = 0;
+      for (int32_t i = 0; i < n && !rc; i++)
+        if (shape_of[i] == s) group[ng++] = pieces[i];
+      const int32_t q = rc ? 1
+                        : beside ? av_sched_beside_queues(ctx, &shapes[big], n_big, &t)
+                                 : av_sched_concurrent_queues(ctx, &t, 1);
+      if (!rc) rc = av_sched_lpt_queues(group, ng, q, err);
+      int32_t l = rc ? -1 : av_sched_add_launch(p, pos, &t, q, err);
+      if (!rc && l < 0) rc = AV_ERR_NOMEM;
+      if (!rc) sort_by_queue(group, ng, q);
+      for (int32_t i = 0; i < ng && !rc; i++) rc = add_piece(ctx, p, l, &group[i], err);
+      continue;
+    }
+    int32_t l = av_sched_add_launch(p, pos, &shapes[s], 0, err);
+    if (l < 0) rc = AV_ERR_NOMEM;
+    for (int32_t i = 0; i < n && !rc; i++)
+      if (shape_of[i] == s) rc = add_piece(ctx, p, l, &pieces[i], err);
+  }
+  free(group);
+  return rc;
+}
+
 int av_sched_emit_pieces(const av_sched_ctx_t *ctx, av_plan_t *p, av_sched_piece_t *pieces,
                          int32_t n, av_kernel_kind_t kind, av_sched_tile_mode_t mode,
                          int prefer_n, int32_t persistent_ctas, av_error_t *err) {
@@ -358,52 +413,8 @@ int av_sched_emit_pieces(const av_sched_ctx_t *ctx, av_plan_t *p, av_sched_piece
     if (s == n_shapes) shapes[n_shapes++] = t;
     shape_of[i] = (int8_t)s;
   }
-  /* streams in order of m: renumber shapes by their sorted position */
-  int rank[MAX_SHAPES] = {0};
-  for (int s = 0; s < n_shapes; s++) {
-    rank[s] = 0;
-    for (int o = 0; o < n_shapes; o++) rank[s] += tile_cmp(&shapes[o], &shapes[s]) < 0;
-  }
-  rc = AV_OK;
-  const int beside = mode == AV_SCHED_TILES_BESIDE && n_shapes > 1;
-  int big = 0; /* the largest shape (rank n_shapes - 1) and its pieces */
-  while (big < n_shapes - 1 && rank[big] != n_shapes - 1) big++;
-  int64_t n_big = 0;
-  for (int32_t i = 0; i < n; i++) n_big += shape_of[i] == big;
-  av_sched_piece_t *group = kind == AV_KERNEL_PERSISTENT || beside
-                                ? malloc(sizeof *group * (size_t)(n > 0 ? n : 1))
-                                : NULL;
-  if ((kind == AV_KERNEL_PERSISTENT || beside) && !group)
-    rc = av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory");
-  for (int pos = 0; pos < n_shapes && !rc; pos++) {
-    /* launch order = stream: by m, or (beside) the largest first so its grid is placed */
-    const int r = !beside ? pos : pos == 0 ? n_shapes - 1 : pos - 1;
-    int s = 0;
-    while (rank[s] != r) s++;
-    if (kind == AV_KERNEL_PERSISTENT || (beside && s != big)) {
-      /* persistent per shape: one wave of queues (or the room beside the grid), pieces
-       * longest first to the least loaded */
-      av_tile_t t = shapes[s];
-      if (beside) rc = beside_tile(ctx, &shapes[big], n_big, t.m_rows, prefer_n, &t, err);
-      int32_t ng = 0;
-      for (int32_t i = 0; i < n && !rc; i++)
-        if (shape_of[i] == s) group[ng++] = pieces[i];
-      const int32_t q = rc ? 1
-                        : beside ? av_sched_beside_queues(ctx, &shapes[big], n_big, &t)
-                                 : av_sched_concurrent_queues(ctx, &t, 1);
-      if (!rc) rc = av_sched_lpt_queues(group, ng, q, err);
-      int32_t l = rc ? -1 : av_sched_add_launch(p, pos, &t, q, err);
-      if (!rc && l < 0) rc = AV_ERR_NOMEM;
-      if (!rc) sort_by_queue(group, ng, q);
-      for (int32_t i = 0; i < ng && !rc; i++) rc = add_piece(ctx, p, l, &group[i], err);
-      continue;
-    }
-    int32_t l = av_sched_add_launch(p, pos, &shapes[s], 0, err);
-    if (l < 0) rc = AV_ERR_NOMEM;
-    for (int32_t i = 0; i < n && !rc; i++)
-      if (shape_of[i] == s) rc = add_piece(ctx, p, l, &pieces[i], err);
-  }
-  free(group);
+  rc = emit_shapes(ctx, p, pieces, n, kind, mode == AV_SCHED_TILES_BESIDE, shapes, n_shapes,
+                   shape_of, prefer_n, err);
   free(shape_of);
   return rc;
 }
