@@ -41,7 +41,7 @@ def make(base, k, leaf_n, leaf_ctas, root_first=True, root_persist=0):
     root_l = {"stream": 0, "kind": "persistent" if root_persist else "partial", "m": 64,
               "n": 64, "warps": 4, "persistent_ctas": root_persist}
     leaf_l = {"stream": 1, "kind": "persistent", "m": 16, "n": leaf_n,
-              "warps": 2 if leaf_n == 32 else 4, "persistent_ctas": leaf_ctas}
+              "warps": {16: 1, 32: 2}.get(leaf_n, 4), "persistent_ctas": leaf_ctas}
     launches = [root_l, leaf_l] if root_first else [leaf_l, root_l]
     out = {k2: base[k2] for k2 in ("format", "workload", "workload_hash")}
     out["scheduler"] = "fixed_division"
@@ -65,6 +65,9 @@ def main():
         ("k5_l64x16", dict(k=5, leaf_n=64, leaf_ctas=16)),
         ("k4_l32x33_leaffirst", dict(k=4, leaf_n=32, leaf_ctas=33, root_first=False)),
         ("k4p_l32x33", dict(k=4, leaf_n=32, leaf_ctas=33, root_persist=32)),
+        ("k4_l16x33", dict(k=4, leaf_n=16, leaf_ctas=33)),
+        ("k4_l16x49", dict(k=4, leaf_n=16, leaf_ctas=49)),
+        ("k4_l16x66", dict(k=4, leaf_n=16, leaf_ctas=66)),
     ]
     if len(sys.argv) > 3:
         configs = [c for c in configs if c[0] in sys.argv[3].split(",")]
