@@ -9,7 +9,7 @@ import json
 import sys
 
 
-def make(base, k, leaf_n, leaf_ctas, root_first=True, root_persist=0):
+def make(base, k, leaf_n, leaf_ctas, root_first=True, root_persist=0, root_m=64):
     w = base["workload"]
     nodes = w["nodes"]
     reqs = w["requests"]
@@ -22,7 +22,7 @@ def make(base, k, leaf_n, leaf_ctas, root_first=True, root_persist=0):
     qb = 0
     ri = 0
     while qb < n_req:
-        q = list(range(qb, min(qb + 16, n_req)))
+        q = list(range(qb, min(qb + root_m // 4, n_req)))
         for p in range(k):
             s, e = p * piece, min(root_len, (p + 1) * piece)
             if s >= e:
@@ -33,13 +33,13 @@ def make(base, k, leaf_n, leaf_ctas, root_first=True, root_persist=0):
                 it["cta"], it["order"] = ri % root_persist, ri // root_persist
             items.append(it)
             ri += 1
-        qb += 16
+        qb += root_m // 4
     for r in range(n_req):
         leaf = reqs[r]  # a request is its leaf node
         items.append({"launch": ll, "queries": [r], "segments": [[leaf, 0, nodes[leaf]["kv_len"]]],
                       "output": "partial", "cta": r % leaf_ctas, "order": r // leaf_ctas})
-    root_l = {"stream": 0, "kind": "persistent" if root_persist else "partial", "m": 64,
-              "n": 64, "warps": 4, "persistent_ctas": root_persist}
+    root_l = {"stream": 0, "kind": "persistent" if root_persist else "partial", "m": root_m,
+              "n": 64, "warps": root_m // 16, "persistent_ctas": root_persist}
     leaf_l = {"stream": 1, "kind": "persistent", "m": 16, "n": leaf_n,
               "warps": {16: 1, 32: 2}.get(leaf_n, 4), "persistent_ctas": leaf_ctas}
     launches = [root_l, leaf_l] if root_first else [leaf_l, root_l]
@@ -68,6 +68,9 @@ def main():
         ("k4_l16x33", dict(k=4, leaf_n=16, leaf_ctas=33)),
         ("k4_l16x49", dict(k=4, leaf_n=16, leaf_ctas=49)),
         ("k4_l16x66", dict(k=4, leaf_n=16, leaf_ctas=66)),
+        ("m128k4_l64x16", dict(k=4, leaf_n=64, leaf_ctas=16, root_m=128)),
+        ("m128k8_l64x16", dict(k=8, leaf_n=64, leaf_ctas=16, root_m=128)),
+        ("m128k4_l32x33", dict(k=4, leaf_n=32, leaf_ctas=33, root_m=128)),
     ]
     if len(sys.argv) > 3:
         configs = [c for c in configs if c[0] in sys.argv[3].split(",")]

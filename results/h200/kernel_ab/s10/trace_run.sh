@@ -10,14 +10,15 @@ echo '{"kind": "levels", "name": "prefix16k", "B": [1, 128], "L": [16384, 512], 
 $B/anvil plan --workload $W/w.json -s fixed_division -p tiles=per_shape -o $W/base.json > /dev/null
 python3 $D/overlap_plans.py $W/base.json $W/plans ${PLANS:-k4_l32x33,k4_l64x16,k4_l32x33_leaffirst,k4p_l32x33} > /dev/null
 for p in $W/plans/*.json; do
+  [ "$(basename $p)" = base.json ] && continue
   q=$(basename $p .json)
-  for i in 1 2 3; do
+  for i in $(seq ${RUNS:-3}); do
     mkdir -p $W/t_${q}_$i
     timeout 60 $B/anvil exec --plan $p --repeats 20 --check-requests 2 --trace $W/t_${q}_$i \
       -o $W/${q}_$i.json > $W/${q}_$i.log 2>&1
     echo "== $q run $i rc=$? $(tail -n 2 $W/${q}_$i.log | head -1 | awk '{print $6, "us"}')"
-    python3 $D/trace_overlap.py $W/t_${q}_$i/*.json 32
+    R=$(python3 -c "import json,sys; print(sum(1 for it in json.load(open(sys.argv[1]))['items'] if it['segments'][0][0] == 0))" $p)
+    python3 $D/trace_overlap.py $W/t_${q}_$i/*.json $R
   done
 done
-rm -rf $W/plans
 tar czf $OUT/tr.tgz -C /tmp tr
