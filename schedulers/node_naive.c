@@ -18,17 +18,29 @@ static const av_param_def_t nn_params[] = {
     {.name = NULL},
 };
 
-/* The m of the partial tile a node's query groups take (0 for a node without queries). */
-static int node_tile_m(const av_sched_ctx_t *ctx, int32_t u, int32_t per_cta, int prefer_n) {
+/* Pieces per node: k each, or (beside) k only for the nodes whose query groups take the
+ * largest partial tile m (the grid's) and 1 for the others, since their persistent queues
+ * balance them (LPT) and every cut adds a partial state to merge (whole leaves: 142.4 us on
+ * the H200's prefix16k against 160.9 us cut in 4, docs/kernels.md "Session 10"). */
+static void node_cuts(const av_sched_ctx_t *ctx, int64_t k, int beside, int32_t per_cta,
+                      int prefer_n, int64_t *cuts) {
   const av_workload_t *w = ctx->workload;
-  const int32_t share = w->node_req_offsets[u + 1] - w->node_req_offsets[u];
-  if (share <= 0) return 0;
-  const int32_t groups = av_sched_split_even(share, per_cta, NULL);
-  av_tile_t t;
-  av_error_t scratch;
-  av_error_clear(&scratch);
-  const int32_t rows = av_sched_rows(ctx, (share + groups - 1) / groups);
-  return av_sched_pick_tile(ctx, AV_KERNEL_PARTIAL, rows, prefer_n, &t, &scratch) ? 0 : t.m_rows;
+  int64_t big_m = 0;
+  for (int32_t u = 0; u < w->n_nodes; u++) {
+    cuts[u] = k;
+    const int32_t share = w->node_req_offsets[u + 1] - w->node_req_offsets[u];
+    if (!beside || share <= 0) continue;
+    const int32_t groups = av_sched_split_even(share, per_cta, NULL);
+    av_tile_t t;
+    av_error_t scratch;
+    av_error_clear(&scratch);
+    const int32_t rows = av_sched_rows(ctx, (share + groups - 1) / groups);
+    cuts[u] = av_sched_pick_tile(ctx, AV_KERNEL_PARTIAL, rows, prefer_n, &t, &scratch)
+                  ? 0
+                  : t.m_rows; /* the tile's m, for now */
+    if (cuts[u] > big_m) big_m = cuts[u];
+  }
+  for (int32_t u = 0; beside && u < w->n_nodes; u++) cuts[u] = cuts[u] < big_m ? 1 : k;
 }
 
 int av__sched_plan_divided(const av_sched_ctx_t *ctx, const av_params_t *params, int64_t k,
@@ -44,27 +56,22 @@ int av__sched_plan_divided(const av_sched_ctx_t *ctx, const av_params_t *params,
   const int single = !beside && av_params_enum(params, "tiles")[0] == 's';
   int rc = av_sched_max_queries(ctx, kind, &per_cta, err);
   if (rc) return rc;
-  /* beside: only the nodes on the largest tile (the grid) are cut in k; the others stay
-   * whole, since their persistent queues balance them (LPT) and every cut adds a partial
-   * state to merge (whole leaves: 142.4 us on the H200's prefix16k against 160.9 us cut in 4,
-   * docs/kernels.md "session 10") */
   const int prefer_n = (int)av_params_int(params, "tile_n");
-  int big_m = 0;
-  for (int32_t u = 0; beside && u < w->n_nodes; u++) {
-    const int m = node_tile_m(ctx, u, per_cta, prefer_n);
-    if (m > big_m) big_m = m;
-  }
-  /* pieces: per node ceil(share / per_cta) groups x min(k, len) */
+  int64_t *cuts = malloc(sizeof *cuts * (size_t)(w->n_nodes > 0 ? w->n_nodes : 1));
+  if (!cuts) return av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory planning %s", name);
+  node_cuts(ctx, k, beside, per_cta, prefer_n, cuts);
+  /* pieces: per node ceil(share / per_cta) groups x min(cuts, len) */
   int64_t total = 0;
   for (int32_t u = 0; u < w->n_nodes; u++) {
     int32_t share = w->node_req_offsets[u + 1] - w->node_req_offsets[u];
     int64_t len = w->nodes[u].kv_len_tokens;
-    const int64_t ku = beside && node_tile_m(ctx, u, per_cta, prefer_n) < big_m ? 1 : k;
-    total += (int64_t)av_sched_split_even(share, per_cta, NULL) * (ku < len ? ku : len);
+    total += (int64_t)av_sched_split_even(share, per_cta, NULL) * (cuts[u] < len ? cuts[u] : len);
   }
-  if (total > INT32_MAX / 2)
+  if (total > INT32_MAX / 2) {
+    free(cuts);
     return av_error_set(err, AV_ERR_RANGE, NULL, "k",
                         "%s would make %lld CTAs; use a smaller k", name, (long long)total);
+  }
   av_sched_piece_t *pieces = malloc(sizeof *pieces * (size_t)(total ? total : 1));
   av_plan_t *p = av_plan_create(w, name);
   if (!pieces || !p) {
@@ -72,16 +79,15 @@ int av__sched_plan_divided(const av_sched_ctx_t *ctx, const av_params_t *params,
   } else {
     int32_t n = 0;
     for (int32_t u = 0; u < w->n_nodes; u++)
-      if (w->node_req_offsets[u + 1] > w->node_req_offsets[u]) {
-        const int64_t ku = beside && node_tile_m(ctx, u, per_cta, prefer_n) < big_m ? 1 : k;
-        n += av_sched_node_pieces(w, u, ku, per_cta, pieces + n);
-      }
+      if (w->node_req_offsets[u + 1] > w->node_req_offsets[u])
+        n += av_sched_node_pieces(w, u, cuts[u], per_cta, pieces + n);
     av_sched_tile_mode_t mode = single   ? AV_SCHED_TILES_SINGLE
                                 : beside ? AV_SCHED_TILES_BESIDE
                                          : AV_SCHED_TILES_PER_SHAPE;
     rc = av_sched_emit_pieces(ctx, p, pieces, n, kind, mode, prefer_n, 0, err);
   }
   free(pieces);
+  free(cuts);
   if (rc) {
     av_plan_destroy(p);
     return rc;
