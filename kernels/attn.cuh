@@ -25,11 +25,13 @@ namespace av {
  * only by other CTAs. MINB is the CTAs per SM that __launch_bounds__ asks registers to allow:
  * what the shared memory allows on sm_90, capped at 3 for m16/m32 tiles (register-light,
  * latency-bound: more CTAs hide more latency; 6 for m16 n32, 64 threads) and at 2 for m64
- * tiles, whose math runs faster with registers to spare than with a third CTA (measured on
- * the H200, docs/gpu-notes.md "kernel A/B 2": PAT tree 3's root 12 % faster, prefix16k 19 %
- * faster than with the cap at 3). */
+ * tiles on mma.sync, whose math runs faster with registers to spare than with a third CTA
+ * (measured on the H200, docs/gpu-notes.md "kernel A/B 2": PAT tree 3's root 12 % faster,
+ * prefix16k 19 % faster than with the cap at 3). On wgmma (sm_90a) the m64 tiles fit 168
+ * registers without spilling and run faster three to an SM (session 9, call 8: 0.959x the
+ * time per batch; session 11 with TMA copies: geomean over SDPA 3.56x against 3.34x). */
 #ifndef AV_MINB_CAP
-#define AV_MINB_CAP(M, N) ((M) >= 64 ? 2 : (M) == 16 && (N) <= 32 ? 6 : 3)
+#define AV_MINB_CAP(M, N, WG) ((M) >= 64 ? ((WG) ? 3 : 2) : (M) == 16 && (N) <= 32 ? 6 : 3)
 #endif
 template <int M, int N, int D> struct geom {
   static constexpr int WM = M / 16;
@@ -47,7 +49,10 @@ template <int M, int N, int D> struct geom {
    * the m64 n64 stages unpadded on a 90a-only build gave it three stages and QK^T a tile
    * ahead: no faster on the H200, docs/gpu-notes.md session 9, call 2.) */
   static constexpr bool WG = AV_HAVE_WGMMA && WM == 4 && WN == 1;
-  static constexpr int VOFF = WG ? N * D : N * P;
+  /* On sm_90a every tile is kept swizzled, so every tile can be copied by TMA
+   * (attn_tma.cuh); mma.sync reads it with ldmatrix at permuted addresses (kv_at). */
+  static constexpr bool SWZ = AV_HAVE_WGMMA;
+  static constexpr int VOFF = SWZ ? N * D : N * P;
   static constexpr int BUF = 2 * N * P;     /* elements of one stage (K then V) */
   static constexpr int TILE_BYTES = BUF * 2;
   static constexpr int S = 3 * TILE_BYTES <= 99 * 1024 && !(M == 16 && N <= 32) ? 3 : 2;
@@ -57,11 +62,12 @@ template <int M, int N, int D> struct geom {
   static constexpr int STAGE_BYTES = WN == 1 ? 0 : W * 16 * OP * 4 + W * 16 * 2 * 4;
   static constexpr int SMEM = KV_BYTES > STAGE_BYTES ? KV_BYTES : STAGE_BYTES;
   static constexpr int FIT = (227 * 1024) / (SMEM + 1024);
-  static constexpr int MINB = FIT < 1 ? 1 : (FIT > AV_MINB_CAP(M, N) ? AV_MINB_CAP(M, N) : FIT);
+  static constexpr int CAP = AV_MINB_CAP(M, N, WG);
+  static constexpr int MINB = FIT < 1 ? 1 : (FIT > CAP ? CAP : FIT);
   /* The persistent kernel streams tiles across its queue's items (attn_stream): it stages an
    * item's epilogue in the ring buffer its last tile just freed, and keeps the records of the
    * items in flight (at most S + 1) in a small ring after the KV ring. */
-  static constexpr int STREAM_STAGE_FITS = STAGE_BYTES <= TILE_BYTES;
+  static constexpr int STREAM_STAGE_FITS = STAGE_BYTES + 8 <= TILE_BYTES;  /* + TMA barrier */
   static constexpr int RING_OFF = SMEM;
   static constexpr int SMEM_STREAM = SMEM + 4 * AV_KERN_ITEM_INTS * 4;
 };
@@ -70,9 +76,17 @@ template <int M, int N, int D> struct use_wg {
   static constexpr bool value = geom<M, N, D>::WG;
 };
 
+/* Element offset of (token tok, dim c, a multiple of 8) in a KV tile: row-major padded, or
+ * the 128-byte swizzle (wg_off) on sm_90a. ldmatrix's 8 row addresses (8 consecutive tokens,
+ * one 16-byte chunk) fall in distinct banks either way. */
+template <int M, int N, int D> __device__ __forceinline__ int kv_at(int tok, int c) {
+  if constexpr (geom<M, N, D>::SWZ) return wg_off(tok, c, N);
+  else return tok * geom<M, N, D>::P + c;
+}
+
 }  // namespace av
 
-#include "kernels/attn_kv.cuh"
+#include "kernels/attn_tma.cuh"
 
 namespace av {
 
@@ -125,7 +139,6 @@ template <int D> struct acc_t {
 template <typename T, int M, int N, int D>
 __device__ __forceinline__ void tile_qk(float (*s)[4], const uint32_t (*qf)[4], const T *ks,
                                         int t0, int lane) {
-  constexpr int P = geom<M, N, D>::P;
   constexpr int SN = geom<M, N, D>::NS / 8;
   if constexpr (use_wg<M, N, D>::value) {
     wg_qk<T, N, D>(s, qf, ks);
@@ -139,7 +152,7 @@ __device__ __forceinline__ void tile_qk(float (*s)[4], const uint32_t (*qf)[4], 
         uint32_t kb[4];
         const int mi = lane >> 3;
         const int tok = t0 + j * 8 + (mi >> 1) * 8 + (lane & 7);
-        ldsm_x4(kb, ks + tok * P + k * 16 + (mi & 1) * 8);
+        ldsm_x4(kb, ks + kv_at<M, N, D>(tok, k * 16 + (mi & 1) * 8));
         dt<T>::mma(s[j], qf[k], kb[0], kb[1]);
         dt<T>::mma(s[j + 1], qf[k], kb[2], kb[3]);
       }
@@ -147,23 +160,26 @@ __device__ __forceinline__ void tile_qk(float (*s)[4], const uint32_t (*qf)[4], 
   }
 }
 
-/* Online softmax of S (rows lane/4 and lane/4 + 8; tokens at or past `valid` masked, which
- * only a warp whose tokens run past its segment's end checks), then O += P V with V from vs:
+/* Online softmax of S (rows lane/4 and lane/4 + 8; tokens at or past `valid` and below `lo`
+ * masked, which only a warp whose tokens run past its segment's end or start before its begin
+ * checks: lo > 0 only on the TMA path's first tile of a segment), then O += P V with V from vs:
  * P's accumulator layout is the next mma's A layout. The running maximum is kept in the log2
  * domain of the scaled scores; as the scale is positive, the tile's maximum is taken on the raw
  * scores and each weight is one fused multiply-add and one ex2 (FlashAttention-2 §3.1). */
 template <typename T, int M, int N, int D>
 __device__ __forceinline__ void tile_softmax_pv(float (*s)[4], acc_t<D> &a, const T *vs,
-                                                int valid, int t0, int lane, float scale_log2) {
-  constexpr int P = geom<M, N, D>::P;
+                                                int valid, int t0, int lane, float scale_log2,
+                                                int lo = 0) {
   constexpr int SN = geom<M, N, D>::NS / 8;
   constexpr int ON = D / 8;
-  if (valid < t0 + geom<M, N, D>::NS) {
+  if (valid < t0 + geom<M, N, D>::NS || lo > t0) {
 #pragma unroll
     for (int j = 0; j < SN; ++j) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e)
-        if (t0 + j * 8 + (lane & 3) * 2 + (e & 1) >= valid) s[j][e] = -INFINITY;
+      for (int e = 0; e < 4; ++e) {
+        const int tok = t0 + j * 8 + (lane & 3) * 2 + (e & 1);
+        if (tok >= valid || tok < lo) s[j][e] = -INFINITY;
+      }
     }
   }
   float tmax[2] = {-INFINITY, -INFINITY};
@@ -219,7 +235,7 @@ __device__ __forceinline__ void tile_softmax_pv(float (*s)[4], acc_t<D> &a, cons
         uint32_t vb[4];
         const int mi = lane >> 3;
         const int tok = t0 + kk * 16 + (mi & 1) * 8 + (lane & 7);
-        ldsm_x4_t(vb, vs + tok * P + (j + (mi >> 1)) * 8);
+        ldsm_x4_t(vb, vs + kv_at<M, N, D>(tok, (j + (mi >> 1)) * 8));
         dt<T>::mma(a.o[j], pa, vb[0], vb[1]);
         dt<T>::mma(a.o[j + 1], pa, vb[2], vb[3]);
       }
@@ -397,20 +413,20 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
   /* Pipeline: tiles 0..S-2 are issued up front; iteration t issues tile t+S-1 into the
    * buffer iteration t-1 freed, then waits for tile t only (S-1 tiles stay in flight while
    * it computes). Block ids are always one issued tile ahead (kv_loader::fetch). */
-  kv_loader<T, N, D, NT, use_wg<M, N, D>::value> kl;
-  kl.init(tid, b.block_size);
-  tile_cursor ld, cp;
-  ld.start(l.segs, it);
+  kv_src<T, N, D, NT, G::SWZ> kv;
+  kv.template init<S, BUF>(tid, b, kvbuf);
+  typename decltype(kv)::cursor ld, cp;
+  ld.start(l.segs, it, kv.amask());
   cp = ld;
-  if (ld.valid()) kl.fetch(ld, b);
+  if (ld.valid()) kv.fetch(ld, b);
 #pragma unroll
   for (int s0 = 0; s0 < S - 1; ++s0) {
     if (ld.valid()) {
-      kl.issue(kvbuf + s0 * BUF, kvbuf + s0 * BUF + G::VOFF, b, kvh);
+      kv.issue(kvbuf + s0 * BUF, kvbuf + s0 * BUF + G::VOFF, b, kvh);
       ld.template next<N>(l.segs);
-      if (ld.valid()) kl.fetch(ld, b);
+      if (ld.valid()) kv.fetch(ld, b);
     }
-    cp_commit();
+    kv.commit();
   }
   uint32_t qf[KT][4];
   {
@@ -424,25 +440,23 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
   int rb = 0, wb = S - 1;  /* buffer read this iteration, buffer written */
   while (cp.valid()) {
     if (ld.valid()) {
-      kl.issue(kvbuf + wb * BUF, kvbuf + wb * BUF + G::VOFF, b, kvh);
+      kv.issue(kvbuf + wb * BUF, kvbuf + wb * BUF + G::VOFF, b, kvh);
       ld.template next<N>(l.segs);
-      if (ld.valid()) kl.fetch(ld, b);
+      if (ld.valid()) kv.fetch(ld, b);
     }
-    cp_commit();
-    cp_wait<S - 1>();
-    if constexpr (use_wg<M, N, D>::value) fence_proxy_async();
-    __syncthreads();
+    kv.commit();
     const T *ks = kvbuf + rb * BUF;
+    kv.template ready<S - 1>(ks, rb);
     float s[SN][4];
     tile_qk<T, M, N, D>(s, qf, ks, wn * G::NS, lane);
     tile_softmax_pv<T, M, N, D>(s, a, ks + G::VOFF, cp.end - cp.pos, wn * G::NS, lane,
-                                scale_log2);
+                                scale_log2, cp.low());
     __syncthreads();  /* buffer rb is refilled by the next iteration */
     cp.template next<N>(l.segs);
     rb = rb + 1 == S ? 0 : rb + 1;
     wb = wb + 1 == S ? 0 : wb + 1;
   }
-  cp_wait<0>();
+  kv.drain();
   item_write<T, M, N, D>(b, l, it, kvh, a, smem);
 }
 

@@ -38,16 +38,28 @@ __device__ __forceinline__ item_t load_item(const int32_t *items, int i) {
 }
 
 /* Walks an item's KV tiles: tile = up to N consecutive tokens of one segment; boff is the
- * segment's node's offset in the block table. The first segment comes with the item. */
-struct tile_cursor {
+ * segment's node's offset in the block table. The first segment comes with the item. With
+ * ALIGN (the TMA copies of the m64 wgmma tiles, attn_tma.cuh) a segment's first tile starts at
+ * its begin rounded down to a multiple of amask + 1 (the rows of one bulk copy), and its first
+ * lo tokens, before the segment, are masked like those past its end. */
+template <bool ALIGN> struct tile_cursor_t {
   int seg, n_seg, seg_begin, boff, pos, end;
-  __device__ __forceinline__ void start(const int32_t *segs, const item_t &it) {
+  int amask, lo;
+  __device__ __forceinline__ void align() {
+    if constexpr (ALIGN) {
+      lo = pos & amask;
+      pos -= lo;
+    }
+  }
+  __device__ __forceinline__ void start(const int32_t *segs, const item_t &it, int am = 0) {
     seg = 0;
     n_seg = it.n_seg;
     seg_begin = it.seg_begin;
     boff = it.boff0;
     pos = it.begin0;
     end = it.end0;
+    amask = am;
+    align();
   }
   __device__ __forceinline__ void open(const int32_t *segs) {
     if (seg < n_seg) {
@@ -55,21 +67,29 @@ struct tile_cursor {
       pos = s.y;
       end = s.z;
       boff = s.w;
+      align();
     }
   }
   __device__ __forceinline__ bool valid() const { return seg < n_seg; }
+  /* tokens of the tile before its segment (masked) */
+  __device__ __forceinline__ int low() const {
+    if constexpr (ALIGN) return lo;
+    else return 0;
+  }
   /* the tile at the cursor is its item's last */
   template <int N> __device__ __forceinline__ bool last() const {
     return seg + 1 >= n_seg && pos + N >= end;
   }
   template <int N> __device__ __forceinline__ void next(const int32_t *segs) {
     pos += N;
+    if constexpr (ALIGN) lo = 0;
     if (pos >= end) {
       ++seg;
       open(segs);
     }
   }
 };
+using tile_cursor = tile_cursor_t<false>;
 
 /* Copies KV tiles into shared memory. Thread tid always copies the same 16-byte column(s) of
  * rows tid/TPR + k*RS (k < R), so the block ids of a tile's rows can be read one tile ahead
@@ -115,7 +135,7 @@ template <typename T, int N, int D, int NT, bool SWZ = false> struct kv_loader {
     rs_q = RS / bs;
     rs_r = RS - rs_q * bs;
   }
-  __device__ __forceinline__ void fetch(const tile_cursor &c, const av_kern_batch_t &b) {
+  template <class C> __device__ __forceinline__ void fetch(const C &c, const av_kern_batch_t &b) {
     const int32_t *blocks = b.block_ids + c.boff;
     const int bs = b.block_size;
     const int t0 = c.pos + row0;

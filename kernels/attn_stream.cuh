@@ -16,14 +16,14 @@ namespace av {
  * next item and records it (thread 0) in the shared ring the math side reads it from. */
 template <typename T, int M, int N, int D> struct stream_loader {
   using G = geom<M, N, D>;
-  kv_loader<T, N, D, G::T, use_wg<M, N, D>::value> kl;
-  tile_cursor cur;
+  kv_src<T, N, D, G::T, G::SWZ> kl;
+  typename decltype(kl)::cursor cur;
   int k, kend;
   __device__ __forceinline__ bool more() const { return k < kend; }
   __device__ __forceinline__ void open(const av_kern_launch_t &l, int32_t *ring) {
     const int32_t *rec = l.items + (size_t)l.queue[k] * AV_KERN_ITEM_INTS;
     const item_t it = item_from(rec);
-    cur.start(l.segs, it);
+    cur.start(l.segs, it, kl.amask());
     if (threadIdx.x == 0) {
       int32_t *slot = ring + (k % (G::S + 1)) * AV_KERN_ITEM_INTS;
 #pragma unroll
@@ -62,19 +62,19 @@ __device__ __forceinline__ void attn_stream(const av_kern_batch_t &b, const av_k
   if (b.trace && tid == 0) t_item = globaltimer();
 
   stream_loader<T, M, N, D> ld;
-  ld.kl.init(tid, b.block_size);
+  ld.kl.template init<S, BUF>(tid, b, kvbuf);
   ld.k = kbeg;
   ld.kend = kend;
   ld.open(l, ring);
   /* Item k's record is ring slot k % (S + 1): the copies, at most S tiles ahead, open item
    * k + S + 1 (which reuses the slot) only after item k's epilogue has read it. */
   const item_t first = load_item(l.items, l.queue[kbeg]);
-  tile_cursor cp = ld.cur;
+  auto cp = ld.cur;
   ld.kl.fetch(ld.cur, b);
 #pragma unroll
   for (int s0 = 0; s0 < S - 1; ++s0) {
     if (ld.more()) ld.issue_next(kvbuf + s0 * BUF, b, l, kvh, ring);
-    cp_commit();
+    ld.kl.commit();
   }
   uint32_t qf[D / 16][4];
   const uint32_t *qsrc[2];
@@ -86,10 +86,8 @@ __device__ __forceinline__ void attn_stream(const av_kern_batch_t &b, const av_k
   int k = kbeg, rb = 0, wb = S - 1;
   while (k < kend) {
     if (ld.more()) ld.issue_next(kvbuf + wb * BUF, b, l, kvh, ring);
-    cp_commit();
-    cp_wait<S - 1>();
-    if constexpr (use_wg<M, N, D>::value) fence_proxy_async();
-    __syncthreads();
+    ld.kl.commit();
+    ld.kl.template ready<S - 1, true>(kvbuf + rb * BUF, rb);
     /* The next item's record is in the ring by now (its first tile is issued), so its
      * query rows are looked up before this tile's math and its Q fragments loaded right
      * after QK^T, the last use of this item's. */
@@ -103,7 +101,7 @@ __device__ __forceinline__ void attn_stream(const av_kern_batch_t &b, const av_k
     tile_qk<T, M, N, D>(s, qf, ks, wn * G::NS, lane);
     if (chain) q_frags<D>(qf, qsrc);
     tile_softmax_pv<T, M, N, D>(s, a, ks + G::VOFF, cp.end - cp.pos, wn * G::NS, lane,
-                                scale_log2);
+                                scale_log2, cp.low());
     if (last) {
       /* buffer rb is refilled only by the next iteration's copies: stage the epilogue there */
       const item_t it = item_from(ring + (k % (S + 1)) * AV_KERN_ITEM_INTS);
@@ -118,7 +116,7 @@ __device__ __forceinline__ void attn_stream(const av_kern_batch_t &b, const av_k
       }
       ++k;
       if (k < kend) {
-        cp.start(l.segs, item_from(ring + (k % (S + 1)) * AV_KERN_ITEM_INTS));
+        cp.start(l.segs, item_from(ring + (k % (S + 1)) * AV_KERN_ITEM_INTS), ld.kl.amask());
         a.reset();
       }
     } else {
@@ -128,7 +126,7 @@ __device__ __forceinline__ void attn_stream(const av_kern_batch_t &b, const av_k
     rb = rb + 1 == S ? 0 : rb + 1;
     wb = wb + 1 == S ? 0 : wb + 1;
   }
-  cp_wait<0>();
+  ld.kl.drain();
 }
 
 /* The persistent kernel's entry: one stream per CTA (grid: queues x KV heads). */

@@ -26,20 +26,20 @@ __device__ __forceinline__ void attn_item_wg(const av_kern_batch_t &b, const av_
   T *kvbuf = reinterpret_cast<T *>(smem);
   const float scale_log2 = b.scale * 1.4426950408889634f;
 
-  kv_loader<T, N, D, G::T, true> kl;
-  kl.init(tid, b.block_size);
-  tile_cursor ld, cp;
-  ld.start(l.segs, it);
+  kv_src<T, N, D, G::T, true> kv;
+  kv.template init<S, BUF>(tid, b, kvbuf);
+  typename decltype(kv)::cursor ld, cp;
+  ld.start(l.segs, it, kv.amask());
   cp = ld;
-  kl.fetch(ld, b);
+  if (ld.valid()) kv.fetch(ld, b);
 #pragma unroll
   for (int s0 = 0; s0 < S - 1; ++s0) {
     if (ld.valid()) {
-      kl.issue(kvbuf + s0 * BUF, kvbuf + s0 * BUF + G::VOFF, b, kvh);
+      kv.issue(kvbuf + s0 * BUF, kvbuf + s0 * BUF + G::VOFF, b, kvh);
       ld.template next<N>(l.segs);
-      if (ld.valid()) kl.fetch(ld, b);
+      if (ld.valid()) kv.fetch(ld, b);
     }
-    cp_commit();
+    kv.commit();
   }
   uint32_t qf[D / 16][4];
   {
@@ -50,32 +50,31 @@ __device__ __forceinline__ void attn_item_wg(const av_kern_batch_t &b, const av_
   acc_t<D> a;
   a.reset();
   float s[SN][4], s2[SN][4];
-  cp_wait<S - 2>();
-  fence_proxy_async();
-  __syncthreads();
-  wg_qk<T, N, D>(s, qf, kvbuf);
+  if (cp.valid()) {
+    kv.template ready<S - 2>(kvbuf, 0);
+    wg_qk<T, N, D>(s, qf, kvbuf);
+  }
 
   int rb = 0, wb = S - 1;
   while (cp.valid()) {
     /* buffer wb held tile t-1, whose PV ended before the last barrier */
     if (ld.valid()) {
-      kl.issue(kvbuf + wb * BUF, kvbuf + wb * BUF + G::VOFF, b, kvh);
+      kv.issue(kvbuf + wb * BUF, kvbuf + wb * BUF + G::VOFF, b, kvh);
       ld.template next<N>(l.segs);
-      if (ld.valid()) kl.fetch(ld, b);
+      if (ld.valid()) kv.fetch(ld, b);
     }
-    cp_commit();
-    tile_cursor cn = cp;
+    kv.commit();
+    auto cn = cp;
     cn.template next<N>(l.segs);
     const int nb = rb + 1 == S ? 0 : rb + 1;
     if (cn.valid()) {
-      cp_wait<1>();  /* tile t+1 has landed; t+2 may still be in flight */
-      fence_proxy_async();
-      __syncthreads();
+      kv.template ready<1>(kvbuf + nb * BUF, nb);  /* tile t+1; t+2 may still be in flight */
       wg_qk_issue<T, N, D>(s2, qf, kvbuf + nb * BUF);
     }
     /* tile t: softmax while QK^T of t+1 runs, then PV; wg_pv waits for both groups */
     const T *ks = kvbuf + rb * BUF;
-    tile_softmax_pv<T, M, N, D>(s, a, ks + G::VOFF, cp.end - cp.pos, 0, lane, scale_log2);
+    tile_softmax_pv<T, M, N, D>(s, a, ks + G::VOFF, cp.end - cp.pos, 0, lane, scale_log2,
+                                cp.low());
     wg_fence_regs<SN>(s2);
 #pragma unroll
     for (int j = 0; j < SN; ++j) {
@@ -89,7 +88,7 @@ __device__ __forceinline__ void attn_item_wg(const av_kern_batch_t &b, const av_
     rb = nb;
     wb = wb + 1 == S ? 0 : wb + 1;
   }
-  cp_wait<0>();
+  kv.drain();
   item_write<T, M, N, D>(b, l, it, kvh, a, smem);
 }
 

@@ -62,6 +62,11 @@ typedef struct av_kern_batch {
   float scale;           /* softmax scale, 1/sqrt(d) */
   av_kern_trace_rec_t *trace;
   av_kern_trace_rec_t *merge_trace;
+  /* sm_90: two CUtensorMaps (K then V, 128 bytes each) in device memory over the paged cache
+   * as [pages = n_blocks*hkv][block][d], boxes of kv_map_rows tokens x 64 dims, 128-byte
+   * swizzle (av_kern_kv_maps); the m64 wgmma tiles then copy KV by TMA. NULL: cp.async. */
+  const void *kv_maps;
+  int kv_map_rows;
 } av_kern_batch_t;
 
 typedef struct av_kern_launch {
@@ -73,6 +78,12 @@ typedef struct av_kern_launch {
   int32_t persistent_ctas;
   const int32_t *queue_off, *queue;
 } av_kern_launch_t;
+
+/* Encodes the TMA maps of b's K and V (n_blocks blocks) into *maps (device memory the caller
+ * frees with av_kern_free) and the rows of one copy into *rows. Leaves *maps NULL, returning
+ * 0, where TMA does not apply: not an sm_90 device, a block size that is not a power of two
+ * >= 8, the environment's AV_NO_TMA=1 (for A/B runs), or no encoder in the driver. */
+int av_kern_kv_maps(const av_kern_batch_t *b, int32_t n_blocks, void **maps, int *rows);
 
 /* Launches one plan launch on `stream` (NULL = default). The variant must exist. */
 int av_kern_attn_launch(const av_kern_variant_t *v, const av_kern_batch_t *b,

@@ -2,6 +2,8 @@
  * translation units, the extern "C" launchers, and thin CUDA runtime wrappers so host C code
  * stays free of CUDA headers. Every CUDA call goes through AV_CUDA_CHECK; every launch is
  * followed by a last-error check. */
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -95,6 +97,59 @@ extern "C" int av_kern_attn_launch(const av_kern_variant_t *v, const av_kern_bat
   AV_CUDA_CHECK(cudaLaunchKernel(av_entries[idx]->fn, grid, block, args,
                                  (size_t)v->smem_dynamic, (cudaStream_t)stream));
   AV_CUDA_CHECK_LAUNCH("attention");
+  return 0;
+}
+
+/* The TMA maps of the m64 wgmma tiles (kernels/attn_tma.cuh): the cache [n_blocks][hkv][bs][d]
+ * seen as pages (n_blocks * hkv) of bs rows of d elements; a box is one page's `rows` tokens
+ * (at most 32, so that every tile of 32, 64 or 128 tokens is whole boxes) by 64 dims, landing
+ * in the 128-byte swizzle the wgmma descriptors read. The encoder comes from the driver by
+ * entry point, so the library needs no link to libcuda. */
+extern "C" int av_kern_kv_maps(const av_kern_batch_t *b, int32_t n_blocks, void **maps,
+                               int *rows) {
+  *maps = NULL;
+  *rows = 0;
+  const char *off = getenv("AV_NO_TMA");
+  const int bs = b->block_size;
+  if ((off && strcmp(off, "0") != 0) || bs < 8 || (bs & (bs - 1)) || b->head_dim % 64 != 0 ||
+      n_blocks <= 0)
+    return 0;
+  int dev = 0, major = 0;
+  AV_CUDA_CHECK(cudaGetDevice(&dev));
+  AV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  if (major != 9) return 0;
+  void *fn = NULL;
+  cudaDriverEntryPointQueryResult found;
+  if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
+                                       &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess || !fn) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = (PFN_cuTensorMapEncodeTiled_v12000)fn;
+  const int r = bs < 32 ? bs : 32;
+  const cuuint64_t dims[3] = {(cuuint64_t)b->head_dim, (cuuint64_t)bs,
+                              (cuuint64_t)n_blocks * (cuuint64_t)b->hkv};
+  const cuuint64_t strides[2] = {(cuuint64_t)b->head_dim * 2, (cuuint64_t)bs * b->head_dim * 2};
+  const cuuint32_t box[3] = {64, (cuuint32_t)r, 1}, step[3] = {1, 1, 1};
+  const CUtensorMapDataType type =
+      b->dtype == 1 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  CUtensorMap m[2];
+  for (int i = 0; i < 2; ++i) {
+    const CUresult e = encode(&m[i], type, 3, const_cast<void *>(i ? b->v : b->k), dims, strides,
+                              box, step, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (e != CUDA_SUCCESS) {
+      snprintf(av_kern_errbuf, sizeof av_kern_errbuf,
+               "cuTensorMapEncodeTiled(%s: %lld pages of %d x %d) at kernels/runtime.cu: "
+               "CUresult %d", i ? "V" : "K", (long long)dims[2], bs, b->head_dim, (int)e);
+      return (int)cudaErrorInvalidValue;
+    }
+  }
+  AV_CUDA_CHECK(cudaMalloc(maps, sizeof m));
+  AV_CUDA_CHECK(cudaMemcpy(*maps, m, sizeof m, cudaMemcpyHostToDevice));
+  *rows = r;
   return 0;
 }
 

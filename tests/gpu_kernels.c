@@ -98,38 +98,64 @@ static void run_checked(av_exec_batch_t *b, const av_plan_t *p, av_dtype_t dt, c
 }
 
 #ifdef AV_HAVE_CUDA
+/* Every compiled tile of w's head dim and dtype, on the three plan shapes. */
+static void run_variants(const av_workload_t *w) {
+  int nv = 0;
+  const av_kern_variant_t *vs = av_kern_variants(&nv);
+  ck_assert_int_gt(nv, 0);
+  const int d = w->heads.head_dim;
+  const av_dtype_t dt = w->heads.dtype;
+  av_error_t err;
+  av_error_clear(&err);
+  av_exec_batch_t *b = av_exec_batch_create(w, 7, 12, &err);
+  AV_CK_OK(b ? AV_OK : err.code, &err);
+  for (int i = 0; i < nv; ++i) {
+    const av_kern_variant_t *v = &vs[i];
+    if (v->head_dim != d || v->dtype != (int)dt || v->kind == 3) continue;
+    av_tile_t t = {.kind = (av_kernel_kind_t)v->kind, .m_rows = v->m, .n_tokens = v->n,
+                   .warps = v->warps};
+    const int mode = v->kind == 1 ? MODE_PERSIST : v->kind == 2 ? MODE_QC : MODE_KV;
+    av_plan_t *p = make_plan(w, &t, mode);
+    run_checked(b, p, dt, v->name);
+    av_plan_destroy(p);
+    if (v->kind == 0) { /* the same tile computing FINAL outputs directly */
+      p = make_plan(w, &t, MODE_QC);
+      run_checked(b, p, dt, v->name);
+      av_plan_destroy(p);
+    }
+  }
+  av_exec_batch_destroy(b);
+}
+
 /* Every compiled tile, both dtypes, both head dims, the three plan shapes. */
 START_TEST(test_every_variant) {
   const int dims[] = {128, 64};
   const av_dtype_t dts[] = {AV_DTYPE_FP16, AV_DTYPE_BF16};
-  int nv = 0;
-  const av_kern_variant_t *vs = av_kern_variants(&nv);
-  ck_assert_int_gt(nv, 0);
   for (int di = 0; di < 2; ++di)
     for (int ti = 0; ti < 2; ++ti) {
       av_workload_t *w = small_tree(8, 2, dims[di], dts[ti]);
-      av_error_t err;
-      av_error_clear(&err);
-      av_exec_batch_t *b = av_exec_batch_create(w, 7, 12, &err);
-      AV_CK_OK(b ? AV_OK : err.code, &err);
-      for (int i = 0; i < nv; ++i) {
-        const av_kern_variant_t *v = &vs[i];
-        if (v->head_dim != dims[di] || v->dtype != (int)dts[ti] || v->kind == 3) continue;
-        av_tile_t t = {.kind = (av_kernel_kind_t)v->kind, .m_rows = v->m, .n_tokens = v->n,
-                       .warps = v->warps};
-        const int mode = v->kind == 1 ? MODE_PERSIST : v->kind == 2 ? MODE_QC : MODE_KV;
-        av_plan_t *p = make_plan(w, &t, mode);
-        run_checked(b, p, dts[ti], v->name);
-        av_plan_destroy(p);
-        if (v->kind == 0) { /* the same tile computing FINAL outputs directly */
-          p = make_plan(w, &t, MODE_QC);
-          run_checked(b, p, dts[ti], v->name);
-          av_plan_destroy(p);
-        }
-      }
-      av_exec_batch_destroy(b);
+      run_variants(w);
       av_workload_destroy(w);
     }
+}
+END_TEST
+
+/* On sm_90a every tile copies KV by TMA where the block size is a power of two >= 8 (boxes of
+ * min(block, 32) tokens; a segment's first tile starts rounded down to a box and masks the
+ * tokens before it), else by cp.async into the same swizzled tiles (kernels/attn_tma.cuh):
+ * block sizes on both sides of that, and the cp.async path forced by AV_NO_TMA at the default
+ * size; head dims and dtypes alternate. */
+START_TEST(test_block_sizes) {
+  const int sizes[] = {8, 12, 32, 64, 16};
+  for (int i = 0; i < 5; ++i) {
+    if (sizes[i] == 16) setenv("AV_NO_TMA", "1", 1);
+    const int odd = i % 2;
+    av_workload_t *w = small_tree(8, 2, odd ? 64 : 128, odd ? AV_DTYPE_BF16 : AV_DTYPE_FP16);
+    w->block_size_tokens = sizes[i];
+    run_variants(w);
+    av_workload_destroy(w);
+  }
+  unsetenv("AV_NO_TMA");
 }
 END_TEST
 #endif
@@ -274,6 +300,7 @@ int main(void) {
   tcase_set_timeout(tc, 600);
 #ifdef AV_HAVE_CUDA
   tcase_add_test(tc, test_every_variant);
+  tcase_add_test(tc, test_block_sizes);
 #endif
   tcase_add_test(tc, test_schedulers);
   tcase_add_test(tc, test_trace);

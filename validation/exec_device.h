@@ -30,6 +30,8 @@ struct av_exec_batch {
   av_kern_device_t dev;
   void *q, *k, *v, *off, *blocks, *out;
   void *flush;
+  void *kv_maps;   /* TMA maps of K and V (sm_90), or NULL: av_kern_kv_maps */
+  int kv_map_rows;
   size_t flush_bytes;
   void *main;
 };

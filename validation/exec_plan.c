@@ -246,7 +246,8 @@ static av_kern_batch_t av_kbatch(const av_exec_batch_t *b, const av__plan_dev_t 
       .hkv = b->host.hkv, .head_dim = b->host.d, .dtype = (int)b->host.dtype,
       .block_size = b->host.bs, .scale = (float)(1.0 / sqrt((double)b->host.d)),
       .trace = trace ? d->trace : NULL,
-      .merge_trace = trace ? d->trace + (size_t)d->n_items * b->host.hkv : NULL};
+      .merge_trace = trace ? d->trace + (size_t)d->n_items * b->host.hkv : NULL,
+      .kv_maps = b->kv_maps, .kv_map_rows = b->kv_map_rows};
   return k;
 }
 

@@ -91,6 +91,7 @@ void av_exec_batch_destroy(av_exec_batch_t *b) {
   av_kern_free(b->v);
   av_kern_free(b->off);
   av_kern_free(b->blocks);
+  av_kern_free(b->kv_maps);
   av_kern_free(b->out);
   av_kern_free(b->flush);
   av_kern_stream_destroy(b->main);
@@ -160,6 +161,11 @@ av_exec_batch_t *av_exec_batch_create(const av_workload_t *w, uint64_t seed, int
   AV_K(av_kern_h2d(b->off, h->node_block_off, ((size_t)w->n_nodes + 1) * sizeof(int32_t)));
   AV_K(av_kern_h2d(b->blocks, h->block_ids, (size_t)h->n_blocks * sizeof(int32_t)));
   AV_K(av_kern_stream_create(&b->main));
+  {
+    const av_kern_batch_t kb = {.k = b->k, .v = b->v, .hkv = h->hkv, .head_dim = h->d,
+                                .dtype = (int)h->dtype, .block_size = h->bs};
+    AV_K(av_kern_kv_maps(&kb, h->n_blocks, &b->kv_maps, &b->kv_map_rows));
+  }
 done:
   if (rc != AV_OK) {
     av_exec_batch_destroy(b);
