@@ -23,6 +23,8 @@ typedef struct av_cost_query {
                              slowdown below (0 = not asked) */
   double cold_frac;       /* merge queries: the fraction of the partial states that has left
                              L2 before the merge reads them (0 = all still in L2) */
+  int32_t starting;       /* CTAs starting together with the item's CTA (a launch's first
+                             wave), itself included, for start_us below (0 = not asked) */
 } av_cost_query_t;
 
 typedef struct av_item_cost {
@@ -32,6 +34,9 @@ typedef struct av_item_cost {
   double slowdown;        /* factor on the item's streaming time when q.coresident CTAs share
                              its SM (a measured co-residency curve, docs/validation.md);
                              0 = the model has no such figure (the engine then uses 1) */
+  double start_us;        /* extra time of a CTA that starts together with q.starting CTAs
+                             (their prologues queue in the memory system; a measured first-
+                             wave cost, docs/validation.md); 0 = none */
 } av_item_cost_t;
 
 /* Everything a cost model may look at besides the query. */

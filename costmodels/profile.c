@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "costmodels/costmodel.h"
 #include "costmodels/costmodel_internal.h"
 #include "costmodels/profile_coresidency.h"
 #include "costmodels/profile_merge.h"
+#include "costmodels/profile_start.h"
 
 static const av_param_def_t profile_params[] = {
     {.name = "path", .type = AV_PARAM_STRING, .def = "",
@@ -39,6 +41,7 @@ typedef struct {
   profile_table_t *t;
   av__cores_t cores;      /* the optional co-residency curves (profile_coresidency.h) */
   av__merge_t merge;      /* the optional merge curves and empty-CTA time (profile_merge.h) */
+  av__start_t start;      /* the first-wave start cost, when measured (profile_start.h) */
 } profile_state_t;
 
 static void profile_destroy(void *state) {
@@ -51,6 +54,7 @@ static void profile_destroy(void *state) {
   free(s->t);
   av__cores_free(&s->cores);
   av__merge_free(&s->merge);
+  av__start_free(&s->start);
   free(s);
 }
 
@@ -202,8 +206,8 @@ static const profile_table_t *find_table(const profile_state_t *s, const av_tile
   return NULL;
 }
 
-static const char *const top_keys[] = {"gpu",         "variants", "command", "notes",
-                                        "coresidency", "merge",    NULL};
+static const char *const top_keys[] = {"gpu",   "variants", "command", "notes", "coresidency",
+                                        "merge", "start",    NULL};
 
 static int read_profile(const av_jctx_t *c, const json_t *root, const av_cost_env_t *env,
                         int check_gpu, profile_state_t *s) {
@@ -241,7 +245,9 @@ static int read_profile(const av_jctx_t *c, const json_t *root, const av_cost_en
   if ((rc = av__cores_read(c, root, &s->cores))) return rc;
   /* Optional too: without it the engine charges merge CTAs and empty persistent CTAs with
    * the spec's figures. */
-  return av__merge_read(c, root, &s->merge);
+  if ((rc = av__merge_read(c, root, &s->merge))) return rc;
+  /* Optional (session 11's start step); profile_create falls back on the queue step. */
+  return av__start_read(c, root, &s->start);
 }
 
 /* Every compiled variant the batch can use must have a table: a scheduler may pick any. */
@@ -269,6 +275,9 @@ static int check_coverage(const av_jctx_t *c, const av_cost_env_t *env,
   return AV_OK;
 }
 
+static int start_setup(profile_state_t *s, const av_cost_env_t *env, const char *path,
+                       av_error_t *err);
+
 static int profile_create(const av_params_t *p, const av_cost_env_t *env, void **state,
                           av_error_t *err) {
   char path[1024];
@@ -289,6 +298,7 @@ static int profile_create(const av_params_t *p, const av_cost_env_t *env, void *
   rc = read_profile(&c, root, env, av_params_bool(p, "check_gpu"), s);
   if (!rc) rc = check_coverage(&c, env, s);
   json_decref(root);
+  if (!rc) rc = start_setup(s, env, path, err);
   if (rc) {
     profile_destroy(s);
     return rc;
@@ -333,6 +343,62 @@ static double table_time(const profile_table_t *t, double rows, double kv) {
   return t_last + (kv - n_last) * (t_last - t_prev) / (n_last - n_prev);
 }
 
+/* --- the first-wave start cost (costmodels/profile_start.h) ---------------------------- */
+/* KV tokens between which the lone CTA's streaming bound is read: those of sim/engine.c's
+ * item_calibrate, so the derivation charges exactly what the engine will. */
+#define CAL_N1 8192
+#define CAL_N2 16384
+
+static void start_lone(const void *ctx, const av__start_variant_t *v, int32_t rows, int64_t kv,
+                       double *time_us, double *cap) {
+  const profile_state_t *s = ctx;
+  const av_heads_t h = {.hq = 1, .hkv = 1, .head_dim = v->head_dim, .dtype = v->dtype};
+  const profile_table_t *t = find_table(s, &v->tile, v->head_dim, v->dtype);
+  if (!t) t = nearest_table(s, &v->tile, &h);
+  const double token_bytes = 2.0 * v->head_dim * av_dtype_bytes(v->dtype);
+  const double dt = table_time(t, rows, CAL_N2) - table_time(t, rows, CAL_N1);
+  *time_us = table_time(t, rows, (double)kv);
+  *cap = dt > 0 ? (CAL_N2 - CAL_N1) * token_bytes / dt : 0;
+}
+
+/* Where the profile's `<base>.details.json` is, for profile file `path`. */
+static void details_path(const char *path, char *out, size_t n) {
+  size_t len = strlen(path);
+  if (len >= 5 && strcmp(path + len - 5, ".json") == 0) len -= 5;
+  snprintf(out, n, "%.*s.details.json", (int)len, path);
+}
+
+/* The start cost from the profile's "start" key, else (profiles measured before session
+ * 11) from the queue step in the details file next to it, else none; then the co-residency
+ * curves discounted by it (profile_start.h). A details file that cannot be read is no start
+ * cost; one whose queue key is malformed is an error naming it. */
+static int start_setup(profile_state_t *s, const av_cost_env_t *env, const char *path,
+                       av_error_t *err) {
+  int rc = AV_OK;
+  if (s->start.n == 0) {
+    char dpath[1100];
+    details_path(path, dpath, sizeof dpath);
+    json_t *d = NULL;
+    av_error_t ignore;
+    av_error_clear(&ignore);
+    if (access(dpath, R_OK) == 0 && av_json_load_file(dpath, &d, &ignore) == AV_OK) {
+      av_jctx_t c = {.source = dpath, .err = err};
+      av__start_free(&s->start);
+      rc = av__start_read_queue(&c, d, &s->start);
+      json_decref(d);
+    }
+  }
+  if (rc || s->start.n == 0) return rc;
+  const av__start_env_t se = {.hbm_bytes_per_us = av_gpu_hbm_bw_GBps(env->gpu) * 1e3,
+                              .sm_count = env->gpu->sm_count > 0 ? env->gpu->sm_count : 1,
+                              .cores = &s->cores, .lone = start_lone, .ctx = s};
+  av__start_derive(&s->start, &se);
+  if (av__start_discount(&s->start, &s->cores, se.sm_count))
+    return av_error_set(err, AV_ERR_INTERNAL, path, "coresidency",
+                        "GSL could not set up the interpolation");
+  return AV_OK;
+}
+
 /* The queries that are not an attention item: a merge CTA (n_q = partial states per row,
  * rows = its rows) and a persistent CTA with nothing to do (n_q = 0, no KV). time_us 0 when
  * the profile did not measure them: the engine then falls back on the spec. */
@@ -363,6 +429,9 @@ static void profile_estimate(const void *state, const av_cost_env_t *env,
   out->time_us = table_time(t, (double)q->rows, (double)q->kv_tokens);
   if (q->coresident > 0)
     out->slowdown = av__cores_slowdown(&s->cores, &q->tile, h->head_dim, h->dtype, q->coresident);
+  if (q->starting > 0)
+    out->start_us =
+        av__start_cost(&s->start, &q->tile, h->head_dim, h->dtype, q->starting, q->rows);
 }
 
 const av_costmodel_ops_t av_cost_profile = {

@@ -46,10 +46,10 @@ int av__profile_read_numbers(const av_jctx_t *c, const json_t *obj, const char *
   return AV_OK;
 }
 
-static int read_tile(const av_jctx_t *c, const json_t *obj, const char *path,
-                     av__cores_curve_t *t) {
+int av__profile_read_tile(const av_jctx_t *c, const json_t *obj, const char *path,
+                          av_tile_t *tile, int *head_dim, av_dtype_t *dtype) {
   int rc;
-  const char *kind, *dtype;
+  const char *kind, *dt;
   int64_t m, n, warps, hd;
   char where[256];
   if ((rc = av_json_get_string(c, obj, path, "kind", 1, NULL, &kind)) ||
@@ -57,25 +57,33 @@ static int read_tile(const av_jctx_t *c, const json_t *obj, const char *path,
       (rc = av_json_get_int(c, obj, path, "n", 1, 0, 1, 65536, &n)) ||
       (rc = av_json_get_int(c, obj, path, "warps", 1, 0, 1, 32, &warps)) ||
       (rc = av_json_get_int(c, obj, path, "head_dim", 1, 0, 1, 1024, &hd)) ||
-      (rc = av_json_get_string(c, obj, path, "dtype", 1, NULL, &dtype)))
+      (rc = av_json_get_string(c, obj, path, "dtype", 1, NULL, &dt)))
     return rc;
   av_jpath_key(where, sizeof where, path, "kind");
-  if (av_kernel_kind_from_name(kind, &t->tile.kind) || t->tile.kind == AV_KERNEL_MERGE)
+  if (av_kernel_kind_from_name(kind, &tile->kind) || tile->kind == AV_KERNEL_MERGE)
     return av_error_set(c->err, AV_ERR_NAME, c->source, where,
                         "unknown kernel kind '%s'; expected one of: partial, persistent, "
                         "decode", kind);
   av_jpath_key(where, sizeof where, path, "dtype");
-  if (strcmp(dtype, av_dtype_name(AV_DTYPE_FP16)) == 0) t->dtype = AV_DTYPE_FP16;
-  else if (strcmp(dtype, av_dtype_name(AV_DTYPE_BF16)) == 0) t->dtype = AV_DTYPE_BF16;
+  if (strcmp(dt, av_dtype_name(AV_DTYPE_FP16)) == 0) *dtype = AV_DTYPE_FP16;
+  else if (strcmp(dt, av_dtype_name(AV_DTYPE_BF16)) == 0) *dtype = AV_DTYPE_BF16;
   else
     return av_error_set(c->err, AV_ERR_NAME, c->source, where,
-                        "unknown dtype '%s'; expected one of: %s, %s", dtype,
+                        "unknown dtype '%s'; expected one of: %s, %s", dt,
                         av_dtype_name(AV_DTYPE_FP16), av_dtype_name(AV_DTYPE_BF16));
-  t->tile.m_rows = (int)m;
-  t->tile.n_tokens = (int)n;
-  t->tile.warps = (int)warps;
-  t->head_dim = (int)hd;
+  tile->m_rows = (int)m;
+  tile->n_tokens = (int)n;
+  tile->warps = (int)warps;
+  *head_dim = (int)hd;
   return AV_OK;
+}
+
+double av__profile_tile_distance(const av_tile_t *a, int a_hd, av_dtype_t a_dt,
+                                 const av_tile_t *b, int b_hd, av_dtype_t b_dt) {
+  return fabs(log((double)a->m_rows / fmax(b->m_rows, 1))) +
+         fabs(log((double)a->n_tokens / fmax(b->n_tokens, 1))) +
+         (a->warps != b->warps ? 10.0 : 0.0) + (a->kind != b->kind ? 100.0 : 0.0) +
+         (a_hd != b_hd || a_dt != b_dt ? 1000.0 : 0.0);
 }
 
 /* k: 1, then strictly increasing; slowdown[0] = 1 (the lone CTA is the reference). */
@@ -84,7 +92,8 @@ static int read_curve(const av_jctx_t *c, const json_t *obj, const char *path,
   int rc;
   char where[256], item[300];
   if ((rc = av_json_expect_object(c, obj, path)) ||
-      (rc = av_json_check_keys(c, obj, path, curve_keys)) || (rc = read_tile(c, obj, path, t)))
+      (rc = av_json_check_keys(c, obj, path, curve_keys)) ||
+      (rc = av__profile_read_tile(c, obj, path, &t->tile, &t->head_dim, &t->dtype)))
     return rc;
   int64_t *k = NULL;
   size_t n = 0;
@@ -119,14 +128,21 @@ static int read_curve(const av_jctx_t *c, const json_t *obj, const char *path,
   static const char *const optional[] = {"duration_us", "hbm_duration_us", "hbm_GBps"};
   for (int i = 0; i < 3; i++)
     if (json_object_get(obj, optional[i]) &&
-        (rc = av__profile_read_numbers(c, obj, path, optional[i], n, 1e-6, 1e9, NULL)))
+        (rc = av__profile_read_numbers(c, obj, path, optional[i], n, 1e-6, 1e9,
+                                       i == 0 ? t->dur : NULL)))
       return rc;
-  if (n >= 2) {
-    t->interp = gsl_interp_alloc(gsl_interp_linear, n);
-    if (!t->interp || gsl_interp_init(t->interp, t->k, t->s, n))
-      return av_error_set(c->err, AV_ERR_INTERNAL, c->source, path,
-                          "GSL could not set up the interpolation");
-  }
+  t->has_dur = json_object_get(obj, "duration_us") != NULL;
+  if (av__cores_set(t, t->s))
+    return av_error_set(c->err, AV_ERR_INTERNAL, c->source, path,
+                        "GSL could not set up the interpolation");
+  return AV_OK;
+}
+
+int av__cores_set(av__cores_curve_t *t, const double *s) {
+  if (s != t->s) memcpy(t->s, s, sizeof(double) * (size_t)t->n);
+  if (t->n < 2) return AV_OK;
+  if (!t->interp) t->interp = gsl_interp_alloc(gsl_interp_linear, (size_t)t->n);
+  if (!t->interp || gsl_interp_init(t->interp, t->k, t->s, (size_t)t->n)) return AV_ERR_INTERNAL;
   return AV_OK;
 }
 
@@ -176,11 +192,7 @@ static const av__cores_curve_t *find_curve(const av__cores_t *s, const av_tile_t
   double best_d = 0;
   for (int i = 0; i < s->n; i++) {
     const av__cores_curve_t *t = &s->c[i];
-    double d = fabs(log((double)t->tile.m_rows / fmax(tile->m_rows, 1))) +
-               fabs(log((double)t->tile.n_tokens / fmax(tile->n_tokens, 1))) +
-               (t->tile.warps != tile->warps ? 10.0 : 0.0) +
-               (t->tile.kind != tile->kind ? 100.0 : 0.0) +
-               (t->head_dim != head_dim || t->dtype != dtype ? 1000.0 : 0.0);
+    double d = av__profile_tile_distance(&t->tile, t->head_dim, t->dtype, tile, head_dim, dtype);
     if (!best || d < best_d) {
       best = t;
       best_d = d;

@@ -52,6 +52,7 @@ static void layout(av__eng_t *e, carve_t *c, int64_t n_items, int64_t n_merge, i
                      &e->sl_bytes, &e->sl_flops, &e->sl_cap, &e->sl_h, &e->sl_nb};
   for (size_t i = 0; i < sizeof sl_d / sizeof *sl_d; i++)
     *sl_d[i] = carve(c, (size_t)slots, sizeof(double));
+  e->starters = carve(c, (size_t)slots, sizeof(int32_t));
   e->active = carve(c, (size_t)n_l, sizeof(int32_t));
   e->dirty = carve(c, (size_t)(2 * S), sizeof(int32_t));
   e->is_dirty = carve(c, (size_t)S, 1);
@@ -570,6 +571,7 @@ int av__engine_run(const av__engine_in_t *in, av_sim_result_t *out, av_timeline_
     if (e.has_merge) merge_costs(&e);
     empty_cost(&e);
     launch_curves(&e);
+    av__engine_start_setup(&e);
     init_sms(&e);
     link_streams(&e, keys);
     e.partial_left = nl;

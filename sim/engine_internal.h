@@ -115,6 +115,11 @@ typedef struct av__eng {
   int has_curve;
   double *curve;
   int line_tokens;                    /* L2 granularity: whole paged blocks, >= 64 tokens */
+  /* First-wave start cost (cta_caps with a measured one, sim/engine_start.c): the slots a
+   * dispatch placed at their launch's start, charged once the dispatch knows how many
+   * started together. */
+  int has_start;
+  int32_t *starters, n_starters;
   av__eng_launch_t *L;
   /* per item (one KV head) */
   double *item_other_bytes, *item_flops;
@@ -165,5 +170,9 @@ typedef struct av__eng {
 
 /* sim/engine_loop.c: runs the events to the end; fills e->L[*].start_us/end_us. */
 int av__engine_loop(av__eng_t *e, av_error_t *err);
+/* sim/engine_start.c: whether the cost model measured a start cost (sets e->has_start), and
+ * the charge of the e->n_starters CTAs one dispatch placed at their launch's start. */
+void av__engine_start_setup(av__eng_t *e);
+void av__engine_start_costs(av__eng_t *e);
 
 #endif

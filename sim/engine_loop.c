@@ -165,11 +165,15 @@ static void job_begin(av__eng_t *e, int32_t sl, double t, int queued) {
       cap = e->item_cap[job];
     }
   }
-  /* A grid CTA (one item) also holds its slot while the block scheduler starts it and it
-   * reads its item record, which the kernel's trace and the profile's C(n_q, n) do not see.
-   * A persistent CTA is not charged it (charging its first item once moved no validation
-   * result, docs/validation.md "Session 10"), and the merge's trace covers its start. */
-  if (job >= 0 && !L->is_merge && !L->persistent) fixed += e->in->gpu->cta_dispatch_us;
+  /* A grid CTA that refills a slot (placed after its launch started) also holds the slot
+   * while the block scheduler starts it and it reads its item record, which the kernel's
+   * trace and the profile's C(n_q, n) do not see: the refill gap anvil profile measures. A
+   * launch's first wave starts at once, with no such gap in the traces (its CTAs start
+   * within 0.2 us of the launch's first, docs/validation.md "Session 11"), and pays the
+   * first-wave start cost instead (sim/engine_start.c). A persistent CTA is not charged it,
+   * and the merge's trace covers its start. */
+  if (job >= 0 && !L->is_merge && !L->persistent && t > L->start_us)
+    fixed += e->in->gpu->cta_dispatch_us;
   e->sl_cap[sl] = cap;
   e->sl_h[sl] = h;
   e->sl_state[sl] = 1;
@@ -373,13 +377,16 @@ static void place(av__eng_t *e, int32_t li, int32_t s, double t) {
     e->sl_job[sl] = L->is_merge ? x : L->items[x];
   }
   job_begin(e, (int32_t)sl, t, 0);
-  if (e->sl_ta[sl] < e->tamin[s]) e->tamin[s] = e->sl_ta[sl];
+  if (e->has_start && t == L->start_us && e->sl_job[sl] >= 0 && !L->is_merge)
+    e->starters[e->n_starters++] = (int32_t)sl;  /* its prologue end waits for the count */
+  else if (e->sl_ta[sl] < e->tamin[s])
+    e->tamin[s] = e->sl_ta[sl];
 }
 
 /* Oldest launch first; within a launch, passes over the SMs that gained room, one CTA per SM
  * per pass, so a fresh grid spreads breadth-first (CTA i on SM i mod #SM). SMs that did not
  * gain room cannot take any waiting CTA (they could not before), so only dirty SMs are
- * visited. */
+ * visited. The CTAs of launches starting now then pay the start cost of their number. */
 static void dispatch(av__eng_t *e, double t) {
   int32_t keep = 0;
   for (int32_t a = 0; a < e->n_active; a++) {
@@ -399,6 +406,7 @@ static void dispatch(av__eng_t *e, double t) {
     if (L->next_cta < L->total) e->active[keep++] = li;
   }
   e->n_active = keep;
+  if (e->n_starters > 0) av__engine_start_costs(e);
   for (int32_t d = 0; d < e->n_dirty; d++) e->is_dirty[e->dirty[d]] = 0;
   e->n_dirty = 0;
 }

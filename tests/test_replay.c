@@ -116,9 +116,10 @@ START_TEST(replay_waves) {
 }
 END_TEST
 
-/* The spec's dispatch terms (docs/validation.md "Session 8"): a grid CTA holds its slot
- * cta_dispatch_us longer than its traced time, a persistent CTA's queued items do not, and the
- * next launch of a stream starts stream_gap_us after the previous one's last CTA. */
+/* The spec's dispatch terms (docs/validation.md "Session 8"): a grid CTA that refills a slot
+ * holds it cta_dispatch_us longer than its traced time (a launch's first wave starts at once,
+ * session 11), a persistent CTA's queued items do not, and the next launch of a stream starts
+ * stream_gap_us after the previous one's last CTA. */
 static double replay_with(const av_plan_t *p, const av_workload_t *w, const char *path,
                           double cta_us, double gap_us) {
   av_gpu_t g = test_gpu();
@@ -140,11 +141,12 @@ START_TEST(replay_dispatch_terms) {
   setup_variants();
   av_workload_t *w;
   av_plan_t *p;
-  /* grid: 30 CTAs of 10 us on 12 slots, 3 in a row on a slot: 2 + 3 x (10 + 0.5) */
+  /* grid: 30 CTAs of 10 us on 12 slots, 3 in a row on a slot, the first without the refill
+   * gap: 2 + 10 + 2 x (10 + 0.5) */
   build(30, 1, 0, &w, &p);
   const char *path = write_trace(p, 10, 0, 32);
   ck_assert_double_eq_tol(replay_with(p, w, path, 0, 0), 32, 1e-6);
-  ck_assert_double_eq_tol(replay_with(p, w, path, 0.5, 0), 2 + 3 * 10.5, 1e-6);
+  ck_assert_double_eq_tol(replay_with(p, w, path, 0.5, 0), 2 + 10 + 2 * 10.5, 1e-6);
   remove(path);
   av_plan_destroy(p);
   av_workload_destroy(w);
@@ -163,7 +165,8 @@ START_TEST(replay_dispatch_terms) {
   path = write_trace(p, 10, 0, 32);
   ck_assert_double_eq_tol(replay_with(p, w, path, 0, 0), 22, 1e-6);
   ck_assert_double_eq_tol(replay_with(p, w, path, 0, 3), 25, 1e-6);
-  ck_assert_double_eq_tol(replay_with(p, w, path, 0.5, 3), 2 + 10.5 + 3 + 10.5, 1e-6);
+  /* each launch is one first wave: no refill gap */
+  ck_assert_double_eq_tol(replay_with(p, w, path, 0.5, 3), 2 + 10 + 3 + 10, 1e-6);
   remove(path);
   av_plan_destroy(p);
   av_workload_destroy(w);

@@ -17,9 +17,11 @@ void av_profile_free(av_profile_t *p) {
   if (!p) return;
   free(p->t);
   free(p->cores);
+  free(p->start);
   p->t = NULL;
   p->cores = NULL;
-  p->n = p->cap = p->n_cores = 0;
+  p->start = NULL;
+  p->n = p->cap = p->n_cores = p->n_start = 0;
 }
 
 av_profile_table_t *av_profile_add(av_profile_t *p) {
@@ -317,6 +319,7 @@ json_t *av_profile_to_json(const av_profile_t *p) {
   if (doc && p->n_cores > 0) json_object_set_new(doc, "coresidency", cores_json(p));
   if (doc && (p->n_merge > 0 || p->empty_cta_us > 0))
     json_object_set_new(doc, "merge", av_profile_merge_json(p));
+  if (doc && p->n_start > 0) json_object_set_new(doc, "start", av_profile_start_json(p));
   return doc;
 }
 

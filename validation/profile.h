@@ -94,6 +94,26 @@ typedef struct av_profile_queue {
   double loaded_first_us[AV_PROF_QUEUE_PTS], loaded_next_us[AV_PROF_QUEUE_PTS];
 } av_profile_queue_t;
 
+#define AV_PROF_START_KV 2                /* item lengths of the start step */
+#define AV_PROF_START_ROWS 2              /* query rows of the start step: 1 and the tile's m */
+
+/* One variant's first-wave start waves (validation/profile_start.c, docs/validation.md
+ * "The first-wave start cost"): per k = 1 .. the variant's occupancy one launch of k x SMs
+ * one-item CTAs, each item over its own root of kv[j] tokens with rows[r] queries (GQA group
+ * 1), L2 flushed; the mean traced CTA duration. Against C(rows, kv) (the same CTA alone) it
+ * gives what starting together with the others costs beyond the bandwidth they share. */
+typedef struct av_profile_start {
+  av_tile_t tile;
+  int head_dim;
+  av_dtype_t dtype;
+  int n_k;                               /* waves k = 1 .. n_k */
+  int32_t ctas[AV_PROF_MAX_K];           /* k x SMs */
+  int n_rows;
+  int32_t rows[AV_PROF_START_ROWS];
+  int64_t kv[AV_PROF_START_KV];
+  double dur_us[AV_PROF_MAX_K][AV_PROF_START_ROWS][AV_PROF_START_KV];
+} av_profile_start_t;
+
 typedef struct av_profile {
   char gpu[64];                          /* spec name, e.g. "H200-SXM" */
   char device[256];                      /* the driver's name */
@@ -120,6 +140,8 @@ typedef struct av_profile {
                                             on the slot, mean over the occupancy grids (0: none) */
   double launch_gap_us;                  /* one stream: a launch's last CTA end -> the next
                                             launch's first CTA start, traced (0: not measured) */
+  int n_start;                           /* start-wave measurements (0: step not run) */
+  av_profile_start_t *start;             /* owned */
 } av_profile_t;
 
 void av_profile_free(av_profile_t *p);
@@ -163,6 +185,12 @@ av_plan_t *av_profile_cores_plan(const av_workload_t *w, const av_tile_t *tile,
  * AV_ERR_RANGE when a duration is not positive. */
 int av_profile_cores_slowdown(const double *dur_us, int n_k, double fixed_us, double *out,
                               av_error_t *err);
+/* Mean duration of a trace's attention CTAs (items 0 .. n_items-1, any head) and the span
+ * from the first start to the last end. AV_ERR_INTERNAL when none was traced. */
+int av__profile_trace_stats(const json_t *trace, int32_t n_items, double *mean_us,
+                            double *span_us, av_error_t *err);
+/* The "start" key of the profile file (costmodels/profile_start.h reads it). Caller owns. */
+json_t *av_profile_start_json(const av_profile_t *p);
 /* Least-squares line y = c0 + c1 x (GSL gsl_fit_linear) and its R^2. n >= 2. */
 int av_profile_fit_line(const double *x, const double *y, int n, double *c0, double *c1,
                         double *r2, av_error_t *err);
@@ -246,6 +274,9 @@ void av__profile_traced_opts(av_exec_opts_t *o);
 /* Measures the queue curve of every persistent variant at d 128 fp16 on device 0. */
 int av_profile_measure_queue(const av_gpu_t *g, const av_variants_t *vs,
                              const av_profile_opts_t *o, av_profile_t *out, av_error_t *err);
+/* Measures the start waves of every d 128 fp16 variant on device 0 (after the occupancy). */
+int av_profile_measure_start(const av_gpu_t *g, const av_profile_opts_t *o, av_profile_t *out,
+                             av_error_t *err);
 /* Measures the merge curves (every head dim and dtype of o) and the empty persistent CTA
  * (d 128 fp16) on device 0. */
 int av_profile_measure_merge(const av_gpu_t *g, const av_variants_t *vs,

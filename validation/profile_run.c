@@ -288,10 +288,10 @@ static void fit_tensor_rate(const av_gpu_t *g, av_profile_t *out) {
   out->tensor_tflops = 4.0 * m * kv * d / us * g->sm_count / 1e6;
 }
 
-/* Mean duration of the traced items (head 0) and, from the same trace, the span from the
- * first start to the last end. */
-static int trace_stats(const json_t *trace, int32_t n_items, double *mean_us, double *span_us,
-                       av_error_t *err) {
+/* Mean duration of the traced attention items (any head) and, from the same trace, the span
+ * from the first start to the last end. */
+int av__profile_trace_stats(const json_t *trace, int32_t n_items, double *mean_us,
+                            double *span_us, av_error_t *err) {
   const json_t *ctas = json_object_get(trace, "ctas");
   double sum = 0, lo = INFINITY, hi = -INFINITY;
   int32_t n = 0;
@@ -308,7 +308,7 @@ static int trace_stats(const json_t *trace, int32_t n_items, double *mean_us, do
   }
   if (n == 0)
     return av_error_set(err, AV_ERR_INTERNAL, SRC, NULL,
-                        "co-residency: the trace has no CTA of the %d items", (int)n_items);
+                        "the trace has no CTA of the %d items", (int)n_items);
   *mean_us = sum / n;
   *span_us = hi - lo;
   return AV_OK;
@@ -331,7 +331,7 @@ static int cores_point(av_exec_batch_t *b, const av_workload_t *w, const av_gpu_
     rc = av__profile_flush_l2(g, err);
     if (!rc) rc = av_exec_batch_run(b, p, &o, &res, err);
     if (rc) break;
-    rc = trace_stats(res.trace, p->n_items, &m, &sp, err);
+    rc = av__profile_trace_stats(res.trace, p->n_items, &m, &sp, err);
     if (!rc && shared && r == 0) rc = av_profile_max_resident(res.trace, &c->resident[k - 1], err);
     av_exec_result_free(&res);
     if (rc) break;
@@ -425,5 +425,6 @@ int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
   if (!rc && o->coresidency) rc = measure_coresidency(gpu, o, out, err);
   if (!rc) rc = av_profile_measure_merge(gpu, vs, o, out, err);
   if (!rc) rc = av_profile_measure_queue(gpu, vs, o, out, err);
+  if (!rc) rc = av_profile_measure_start(gpu, o, out, err);
   return rc;
 }
