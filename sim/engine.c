@@ -235,10 +235,12 @@ static void item_costs(av__eng_t *e) {
   const int g = av_heads_group(h);
   for (int32_t i = 0; i < p->n_items; i++) {
     const av_item_t *it = &p->items[i];
-    int64_t kv = 0;
+    int64_t kv = 0;  /* the tokens the kernel copies (sim/engine_boxes.c) */
     for (int32_t k = 0; k < it->n_seg; k++) {
       const av_segment_t *sg = &p->segments[it->seg_begin + k];
-      kv += sg->end - sg->begin;
+      int64_t b, en;
+      av__engine_box_span(e->box_rows, sg->begin, sg->end, &b, &en);
+      kv += en - b;
     }
     av_cost_query_t q = {.n_q = it->n_q, .rows = it->n_q * g, .kv_tokens = kv,
                          .tile = p->launches[it->launch].tile, .output = it->output};
@@ -532,6 +534,9 @@ int av__engine_run(const av__engine_in_t *in, av_sim_result_t *out, av_timeline_
    * would cost a hash lookup per 16-token block (docs/simulator.md). */
   int bs = in->workload->block_size_tokens > 0 ? in->workload->block_size_tokens : 16;
   e.line_tokens = bs * ((64 + bs - 1) / bs);
+  /* Under the measured cost model (the compiled kernels) a CTA reads and streams whole boxes
+   * of KV (sim/engine_boxes.c), and its C(n_q, n) is looked up at their tokens. */
+  e.box_rows = e.cta_caps ? av__engine_box_rows(g, in->workload) : 0;
   double l2_blocks = in->durations_us ? 0 : g->l2_bytes / (e.line_tokens * e.token_bytes);
   int32_t l2_cap = l2_blocks >= INT32_MAX / 4 ? INT32_MAX / 4 : (int32_t)l2_blocks;
 

@@ -115,6 +115,9 @@ typedef struct av__eng {
   int has_curve;
   double *curve;
   int line_tokens;                    /* L2 granularity: whole paged blocks, >= 64 tokens */
+  int32_t box_rows;                   /* cta_caps: KV is copied in whole boxes of this many
+                                         tokens from a page start (sim/engine_boxes.c); 0 =
+                                         the segment's tokens exactly */
   /* First-wave start cost (cta_caps with a measured one, sim/engine_start.c): the slots a
    * dispatch placed at their launch's start, charged once the dispatch knows how many
    * started together. */
@@ -167,6 +170,12 @@ typedef struct av__eng {
   double hbm_bytes, l2_bytes;
   av_timeline_t *tl;
 } av__eng_t;
+
+/* sim/engine_boxes.c: the rows r of the boxes the kernels copy KV in (0 = token-exact
+ * copies), and a segment [begin, end) widened to the boxes it reads: [begin rounded down to
+ * r, end rounded up to r). */
+int32_t av__engine_box_rows(const av_gpu_t *gpu, const av_workload_t *w);
+void av__engine_box_span(int32_t r, int64_t begin, int64_t end, int64_t *b, int64_t *e);
 
 /* sim/engine_loop.c: runs the events to the end; fills e->L[*].start_us/end_us. */
 int av__engine_loop(av__eng_t *e, av_error_t *err);

@@ -112,10 +112,12 @@ static double item_kv_work(av__eng_t *e, int32_t it, int32_t head, double *miss_
   for (int32_t k = 0; k < item->n_seg; k++) {
     const av_segment_t *sg = &e->plan->segments[item->seg_begin + k];
     if (sg->end <= sg->begin) continue;
+    int64_t s0, s1;  /* the boxes the kernel copies (sim/engine_boxes.c) */
+    av__engine_box_span(e->box_rows, sg->begin, sg->end, &s0, &s1);
     uint64_t base = (uint64_t)((int64_t)head * e->plan->n_nodes + sg->node) << 32;
-    for (int64_t b = sg->begin / bs; b * bs < sg->end; b++) {
-      int64_t lo = b * bs > sg->begin ? b * bs : sg->begin;
-      int64_t hi = (b + 1) * bs < sg->end ? (b + 1) * bs : sg->end;
+    for (int64_t b = s0 / bs; b * bs < s1; b++) {
+      int64_t lo = b * bs > s0 ? b * bs : s0;
+      int64_t hi = (b + 1) * bs < s1 ? (b + 1) * bs : s1;
       double bytes = (double)(hi - lo) * e->token_bytes;
       if (av__l2_access(&e->l2, base | (uint64_t)b)) hit += bytes;
       else miss += bytes;

@@ -1,0 +1,36 @@
+/* The KV a CTA really copies (docs/validation.md, "Whole-box KV copies"). On sm_90 the kernels
+ * keep every tile in the 128-byte swizzle and copy it by TMA in boxes of r = min(block size,
+ * 32) tokens that start on a page boundary (kernels/attn_tma.cuh, kernels/runtime.cu
+ * av_kern_kv_maps): a segment's first tile starts at its begin rounded down to r and masks
+ * the tokens before it (kernels/attn_kv.cuh, tile_cursor_t<true>), and its last box is read
+ * whole. So a piece that begins inside a page reads, and streams through the CTA's pipeline,
+ * the tokens from that page's start, and every piece reads up to the end of its last box.
+ * The profile measures C(n_q, n) on pieces that begin at token 0 (anvil profile), where the
+ * rounding down is nothing; fixed_division's pieces (node length / k) and the long-KV splits
+ * begin anywhere. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/engine_internal.h"
+
+/* The TMA path's conditions (av_kern_kv_maps): a Hopper GPU (the kernels' sm_90a build), a
+ * power-of-two block size of at least 8 and a head dim that is a multiple of 64; and the
+ * kernels' own switch, AV_NO_TMA (set and not "0": they copy by cp.async, token-exact, as
+ * every kernel before session 11 did, so records of those kernels are re-predicted with it). */
+int32_t av__engine_box_rows(const av_gpu_t *gpu, const av_workload_t *w) {
+  const char *off = getenv("AV_NO_TMA");
+  if (off && strcmp(off, "0") != 0) return 0;
+  const int bs = w->block_size_tokens > 0 ? w->block_size_tokens : 16;
+  if (gpu->sm_arch != 90 || bs < 8 || (bs & (bs - 1)) || w->heads.head_dim % 64 != 0) return 0;
+  return bs < 32 ? bs : 32;
+}
+
+void av__engine_box_span(int32_t r, int64_t begin, int64_t end, int64_t *b, int64_t *e) {
+  if (r <= 0 || end <= begin) {
+    *b = begin;
+    *e = end;
+    return;
+  }
+  *b = begin - begin % r;
+  *e = (end + r - 1) / r * r;
+}
