@@ -26,6 +26,8 @@ typedef struct av_kern_variant {
 
 /* The compiled variants (the same on every architecture). */
 const av_kern_variant_t *av_kern_variants(int *n);
+/* The variant of a kind, tile, head dim and dtype; for the merge (one variant per head dim
+ * and dtype) m and n are ignored, so its rows per CTA live in kernels/merge.cu only. */
 const av_kern_variant_t *av_kern_find(int kind, int m, int n, int head_dim, int dtype);
 
 /* Device buffers of one batch for one launch. Layouts:

@@ -63,8 +63,8 @@ extern "C" const av_kern_variant_t *av_kern_find(int kind, int m, int n, int hea
   av_gather();
   for (int i = 0; i < av_n_variants; ++i) {
     const av_kern_variant_t *v = &av_variants_flat[i];
-    if (v->kind == kind && v->head_dim == head_dim && v->dtype == dtype && v->m == m &&
-        (kind == AV_KIND_MERGE || v->n == n))
+    if (v->kind == kind && v->head_dim == head_dim && v->dtype == dtype &&
+        (kind == AV_KIND_MERGE || (v->m == m && v->n == n)))
       return v;
   }
   return NULL;
@@ -154,14 +154,14 @@ extern "C" int av_kern_kv_maps(const av_kern_batch_t *b, int32_t n_blocks, void 
 }
 
 extern "C" int av_kern_merge_rows_per_cta(void) {
-  const av_kern_variant_t *v = av_kern_find(AV_KIND_MERGE, 4, 0, 128, 0);
+  const av_kern_variant_t *v = av_kern_find(AV_KIND_MERGE, 0, 0, 128, 0);
   return v ? v->m : 4;
 }
 
 extern "C" int av_kern_merge_launch(const av_kern_batch_t *b, int32_t n_requests,
                                     const int32_t *merge_off, const int32_t *merge_slots,
                                     void *stream) {
-  const av_kern_variant_t *v = av_kern_find(AV_KIND_MERGE, 4, 0, b->head_dim, b->dtype);
+  const av_kern_variant_t *v = av_kern_find(AV_KIND_MERGE, 0, 0, b->head_dim, b->dtype);
   if (!v)
     return av__kern_fail(cudaErrorInvalidDeviceFunction, "av_kern_merge_launch(variant)",
                          __FILE__, __LINE__);

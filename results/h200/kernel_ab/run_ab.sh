@@ -2,7 +2,8 @@
 # Kernel A/B on the H200 (issue 5): the same speed experiment (results/h200/exec_speed.json)
 # on several carried builds, the first of which also runs the GPU tests, a traced speed run
 # and (NCU=1) Nsight Compute on three batches; the last is the reference every other build is
-# compared with. Usage (repo root):
+# compared with. A build folder's own variants.json (if any) replaces kernels/variants.json for
+# its runs, so the schedulers plan with that build's registers. Usage (repo root):
 #   BUILDS="build-cB build-cC build-cA" [NCU=1] bash results/h200/kernel_ab/run_ab.sh
 export ANVIL_DATA_DIR=$PWD PYTHONUNBUFFERED=1
 read -ra BS <<< "${BUILDS:-build-cB build-cA}"
@@ -14,6 +15,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv | tee -a $OUT/run.
 for C in "${BS[@]}"; do
   n=$(basename $C)
   export LD_LIBRARY_PATH=$PWD/$C/lib
+  [ -f $C/variants.json ] && cp $C/variants.json kernels/variants.json  # the build's own table
   tr=""
   if [ $C = $FIRST ]; then
     timeout 120 $C/gpu_kernels > $OUT/logs/gpu_tests_$n.log 2>&1; echo "$n gpu_kernels rc=$?" | tee -a $OUT/run.log

@@ -1,0 +1,36 @@
+#!/bin/bash
+# Session 13, call 1: A/B of the m64 n64 root body and of the merge CTA size.
+#   build-c13b: main + wg2_two_per_sm.patch: the m64 n64 one-item tile runs QK^T a tile ahead
+#               from a two-stage ring whose K and V are copied apart (attn_item_wg2), two CTAs
+#               an SM (244 registers);
+#   build-c13c: as b, merge CTAs of 16 rows (warps) instead of 4;
+#   build-c11s: session 11's kernels (the reference; it did not run: its anvil predates the
+#               profile's "start" key, docs/gpu-notes.md session 13).
+# 1) run_ab.sh: GPU tests (b), exec_speed.json on all three, traced on b;
+# 2) prefix16k's fd_beside variants (s12/p16k_s12.json) twice per build, fd_beside traced;
+# 3) correctness sweep (every scheduler, PAT's 20 trees x 4 head configs, fp16 and bf16) on b.
+# Usage (repo root, on the device): bash results/h200/kernel_ab/s13/call1.sh
+D=results/h200/kernel_ab; W=$OUT/p16k; mkdir -p $W
+BUILDS="build-c13b build-c13c build-c11s" bash $D/run_ab.sh
+export ANVIL_DATA_DIR=$PWD
+for B in build-c13b build-c13c build-c11s; do
+  n=${B#build-}; export LD_LIBRARY_PATH=$PWD/$B/lib; cp $B/variants.json kernels/variants.json
+  for i in 1 2; do
+    timeout 90 $B/anvil exec $D/s12/p16k_s12.json --repeats 20 --check-requests 2 \
+      --csv $W/p16k_${n}_$i.csv > $W/p16k_${n}_$i.log 2>&1; echo "$n p16k $i rc=$?"
+    grep -E "fd_beside|greedy" $W/p16k_${n}_$i.log
+  done
+  mkdir -p /tmp/t_$n
+  timeout 60 $B/anvil exec --plan $D/s12/plan_fd_beside.json --repeats 20 --check-requests 2 \
+    --trace /tmp/t_$n -o /tmp/t_$n.json > $W/trace_$n.log 2>&1; echo "$n trace rc=$?"
+  python3 $D/s10/trace_overlap.py /tmp/t_$n/*.json 32 | tee $W/overlap_$n.txt
+done
+B=build-c13b; export LD_LIBRARY_PATH=$PWD/$B/lib; cp $B/variants.json kernels/variants.json
+for t in fp16 bf16; do
+  timeout 240 $B/anvil exec results/h200/exec_pat_$t.json --all-schedulers --repeats 0 \
+    -o $W/correct_$t.json > $W/correct_$t.log 2>&1 &
+done
+wait
+tail -n 2 $W/correct_fp16.log $W/correct_bf16.log
+grep -h FAIL $W/correct_*.log | head -20
+gzip -f $W/correct_*.json
