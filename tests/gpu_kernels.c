@@ -212,7 +212,8 @@ START_TEST(test_trace) {
   AV_CK_OK(av_exec_run(p, w, &o, &r, &err), &err);
   ck_assert_ptr_nonnull(r.trace);
   json_t *ctas = json_object_get(r.trace, "ctas");
-  const int merge_ctas = p->n_slots > 0 ? (w->n_requests * w->heads.hq + 3) / 4 : 0;
+  const int mr = av_kern_merge_rows_per_cta(); /* the merge's rows per CTA (kernels/merge.cu) */
+  const int merge_ctas = p->n_slots > 0 ? (w->n_requests * w->heads.hq + mr - 1) / mr : 0;
   ck_assert_int_gt(merge_ctas, 0);
   ck_assert_int_eq((int)json_array_size(ctas), p->n_items * w->heads.hkv + merge_ctas);
   double mk = json_real_value(json_object_get(r.trace, "makespan_us"));
