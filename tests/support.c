@@ -169,6 +169,28 @@ int av_test_bad_profiles(const char *rel, const av_gpu_t *g, const av_heads_t *h
   return cases;
 }
 
+void av_test_profile_init(av_profile_t *p) {
+  memset(p, 0, sizeof *p);
+  snprintf(p->gpu, sizeof p->gpu, "test-gpu");
+  snprintf(p->command, sizeof p->command, "test");
+}
+
+av_profile_table_t *av_test_profile_table(av_profile_t *p, av_tile_t tile, const int64_t *kv,
+                                          int n_kv, double fixed_us, double per_token_us) {
+  av_profile_table_t *t = av_profile_add(p);
+  ck_assert_ptr_nonnull(t);
+  ck_assert_int_le(n_kv, (int)(sizeof t->kv / sizeof t->kv[0]));
+  t->tile = tile;
+  t->head_dim = 128;
+  t->dtype = AV_DTYPE_FP16;
+  t->n_nq = 2, t->nq[0] = 1, t->nq[1] = 16;
+  t->n_kv = n_kv;
+  for (int j = 0; j < n_kv; j++) t->kv[j] = kv[j];
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < n_kv; j++) t->time_us[i][j] = fixed_us + per_token_us * (double)kv[j];
+  return t;
+}
+
 const char *av_test_write_profile(const struct av_profile *p, const char *name) {
   static char path[1024];
   snprintf(path, sizeof path, "%s/%s.json", AV_BINARY_DIR, name);

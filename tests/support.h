@@ -44,9 +44,18 @@ char *av_test_read_file(const char *path);
  * NULL with err set when the model refuses it. */
 av_costmodel_t *av_test_profile_model(const char *path, const av_gpu_t *g, const av_heads_t *h,
                                       const av_variants_t *vs, av_error_t *err);
+/* Synthetic profiles for the cost-model tests. av_test_profile_init: an empty profile of
+ * "test-gpu" (caller frees with av_profile_free). av_test_profile_table: adds the lone-CTA
+ * table of `tile` (head dim 128, fp16) measured at 1 and 16 query rows and the n_kv token
+ * counts kv, each costing fixed_us + per_token_us x tokens whatever the rows; returns it. */
+struct av_profile;
+struct av_profile_table;
+void av_test_profile_init(struct av_profile *p);
+struct av_profile_table *av_test_profile_table(struct av_profile *p, av_tile_t tile,
+                                               const int64_t *kv, int n_kv, double fixed_us,
+                                               double per_token_us);
 /* Writes profile p (av_profile_to_json) to AV_BINARY_DIR/<name>.json; returns the path (a
  * static buffer, overwritten by the next call). */
-struct av_profile;
 const char *av_test_write_profile(const struct av_profile *p, const char *name);
 /* Every case directory under AV_TEST_DIR/rel: its input.json must be refused by the profile
  * cost model with the key path on expected_error's first line and its second line inside the

@@ -56,24 +56,15 @@ END_TEST
 
 /* C(rows, kv) = 2 us + 0.01 us per token, flat in rows, measured at the token counts the
  * cases below look up (the model interpolates in log n between them). */
-static double lone_us(int64_t kv) { return 2 + 0.01 * (double)kv; }
+enum { FIXED_US = 2 };
+static const double PER_TOKEN_US = 0.01;
+static double lone_us(int64_t kv) { return FIXED_US + PER_TOKEN_US * (double)kv; }
 
 static const char *write_profile(void) {
   av_profile_t p;
-  memset(&p, 0, sizeof p);
-  snprintf(p.gpu, sizeof p.gpu, "test-gpu");
-  snprintf(p.command, sizeof p.command, "test");
-  av_profile_table_t *t = av_profile_add(&p);
-  ck_assert_ptr_nonnull(t);
-  t->tile = PART;
-  t->head_dim = 128;
-  t->dtype = AV_DTYPE_FP16;
-  t->n_nq = 2, t->nq[0] = 1, t->nq[1] = 16;
+  av_test_profile_init(&p);
   const int64_t kv[] = {32, 64, 80, 128, 8192, 16384};
-  t->n_kv = 6;
-  for (int j = 0; j < 6; j++) t->kv[j] = kv[j];
-  for (int i = 0; i < 2; i++)
-    for (int j = 0; j < 6; j++) t->time_us[i][j] = lone_us(t->kv[j]);
+  av_test_profile_table(&p, PART, kv, 6, FIXED_US, PER_TOKEN_US);
   const char *path = av_test_write_profile(&p, "test_boxes");
   av_profile_free(&p);
   return path;

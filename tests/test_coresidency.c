@@ -40,22 +40,9 @@ static av_gpu_t test_gpu(void) {
  * a lone CTA's time is all streaming), with `curve` (n_k points; NULL = no key). */
 static av_profile_t make_profile(const double *curve, int n_k) {
   av_profile_t p;
-  memset(&p, 0, sizeof p);
-  snprintf(p.gpu, sizeof p.gpu, "test-gpu");
-  snprintf(p.command, sizeof p.command, "test");
-  av_profile_table_t *t = av_profile_add(&p);
-  ck_assert_ptr_nonnull(t);
-  t->tile = TILE;
-  t->head_dim = 128;
-  t->dtype = AV_DTYPE_FP16;
-  t->n_nq = 2;
-  t->nq[0] = 1;
-  t->nq[1] = 16;
-  t->n_kv = 2;
-  t->kv[0] = 8192;
-  t->kv[1] = 16384;
-  for (int i = 0; i < 2; i++)
-    for (int j = 0; j < 2; j++) t->time_us[i][j] = 0.01 * (double)t->kv[j];
+  av_test_profile_init(&p);
+  const int64_t kv[] = {8192, 16384};
+  av_test_profile_table(&p, TILE, kv, 2, 0, 0.01);
   if (curve) {
     p.cores = calloc(1, sizeof *p.cores);
     ck_assert_ptr_nonnull(p.cores);

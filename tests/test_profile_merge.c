@@ -51,25 +51,10 @@ static av_gpu_t test_gpu(void) {
  * merge is 2). */
 static av_profile_t make_profile(int merge) {
   av_profile_t p;
-  memset(&p, 0, sizeof p);
-  snprintf(p.gpu, sizeof p.gpu, "test-gpu");
-  snprintf(p.command, sizeof p.command, "test");
-  const av_tile_t *tiles[2] = {&TILE, &PTILE};
-  for (int v = 0; v < 2; v++) {
-    av_profile_table_t *t = av_profile_add(&p);
-    ck_assert_ptr_nonnull(t);
-    t->tile = *tiles[v];
-    t->head_dim = 128;
-    t->dtype = AV_DTYPE_FP16;
-    t->n_nq = 2;
-    t->nq[0] = 1;
-    t->nq[1] = 16;
-    t->n_kv = 2;
-    t->kv[0] = 16;
-    t->kv[1] = 16384;
-    for (int i = 0; i < 2; i++)
-      for (int j = 0; j < 2; j++) t->time_us[i][j] = 0.01 * (double)t->kv[j];
-  }
+  av_test_profile_init(&p);
+  const int64_t kv[] = {16, 16384};
+  av_test_profile_table(&p, TILE, kv, 2, 0, 0.01);
+  av_test_profile_table(&p, PTILE, kv, 2, 0, 0.01);
   if (merge) {
     p.n_merge = 1;
     av_profile_merge_t *m = &p.merge[0];

@@ -40,26 +40,18 @@ static av_gpu_t test_gpu(void) {
 }
 
 /* C(rows, kv) of every table: 2 us + 0.01 us per token, flat in rows. */
-static double lone_us(int64_t kv) { return 2 + 0.01 * (double)kv; }
+enum { FIXED_US = 2 };
+static const double PER_TOKEN_US = 0.01;
+static double lone_us(int64_t kv) { return FIXED_US + PER_TOKEN_US * (double)kv; }
 
 /* Tables of PART and PERS; with `waves`, start waves of PERS at 4 and 12 CTAs costing 0.5 and
  * 1.5 us more than alone at one query row, 1 and 3 us at 16 rows, both lengths. */
 static av_profile_t make_profile(int waves) {
   av_profile_t p;
-  memset(&p, 0, sizeof p);
-  snprintf(p.gpu, sizeof p.gpu, "test-gpu");
-  snprintf(p.command, sizeof p.command, "test");
-  for (int v = 0; v < 2; v++) {
-    av_profile_table_t *t = av_profile_add(&p);
-    ck_assert_ptr_nonnull(t);
-    t->tile = v ? PERS : PART;
-    t->head_dim = 128;
-    t->dtype = AV_DTYPE_FP16;
-    t->n_nq = 2, t->nq[0] = 1, t->nq[1] = 16;
-    t->n_kv = 4, t->kv[0] = 32, t->kv[1] = 128, t->kv[2] = 8192, t->kv[3] = 16384;
-    for (int i = 0; i < 2; i++)
-      for (int j = 0; j < 4; j++) t->time_us[i][j] = lone_us(t->kv[j]);
-  }
+  av_test_profile_init(&p);
+  const int64_t kv[] = {32, 128, 8192, 16384};
+  for (int v = 0; v < 2; v++)
+    av_test_profile_table(&p, v ? PERS : PART, kv, 4, FIXED_US, PER_TOKEN_US);
   if (!waves) return p;
   p.start = calloc(1, sizeof *p.start);
   ck_assert_ptr_nonnull(p.start);
