@@ -191,6 +191,19 @@ av_profile_table_t *av_test_profile_table(av_profile_t *p, av_tile_t tile, const
   return t;
 }
 
+av_profile_cores_t *av_test_profile_cores(av_profile_t *p, av_tile_t tile, int n_k) {
+  ck_assert_ptr_null(p->cores);
+  p->cores = calloc(1, sizeof *p->cores);
+  ck_assert_ptr_nonnull(p->cores);
+  p->n_cores = 1;
+  av_profile_cores_t *c = &p->cores[0];
+  c->tile = tile;
+  c->head_dim = 128;
+  c->dtype = AV_DTYPE_FP16;
+  c->n_k = n_k;
+  return c;
+}
+
 const char *av_test_write_profile(const struct av_profile *p, const char *name) {
   static char path[1024];
   snprintf(path, sizeof path, "%s/%s.json", AV_BINARY_DIR, name);

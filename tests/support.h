@@ -51,6 +51,10 @@ av_costmodel_t *av_test_profile_model(const char *path, const av_gpu_t *g, const
 struct av_profile;
 struct av_profile_table;
 void av_test_profile_init(struct av_profile *p);
+/* av_test_profile_cores: gives p (which must have none yet) one co-residency curve entry for
+ * `tile` (head dim 128, fp16) of n_k points, values zero for the caller to fill. */
+struct av_profile_cores;
+struct av_profile_cores *av_test_profile_cores(struct av_profile *p, av_tile_t tile, int n_k);
 struct av_profile_table *av_test_profile_table(struct av_profile *p, av_tile_t tile,
                                                const int64_t *kv, int n_kv, double fixed_us,
                                                double per_token_us);

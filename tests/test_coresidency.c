@@ -44,14 +44,7 @@ static av_profile_t make_profile(const double *curve, int n_k) {
   const int64_t kv[] = {8192, 16384};
   av_test_profile_table(&p, TILE, kv, 2, 0, 0.01);
   if (curve) {
-    p.cores = calloc(1, sizeof *p.cores);
-    ck_assert_ptr_nonnull(p.cores);
-    p.n_cores = 1;
-    av_profile_cores_t *c = &p.cores[0];
-    c->tile = TILE;
-    c->head_dim = 128;
-    c->dtype = AV_DTYPE_FP16;
-    c->n_k = n_k;
+    av_profile_cores_t *c = av_test_profile_cores(&p, TILE, n_k);
     for (int k = 0; k < n_k; k++) {
       c->slowdown[k] = curve[k];
       c->dur_us[k] = 70 * curve[k];

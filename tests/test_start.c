@@ -192,14 +192,7 @@ END_TEST
  * s'(k) = (s(k) T - D(k SMs)) / (T - D(SMs)), T = (d_3 - d_1) / (s_3 - 1). */
 START_TEST(test_curve_discount) {
   av_profile_t p = make_profile(1);
-  p.cores = calloc(1, sizeof *p.cores);
-  ck_assert_ptr_nonnull(p.cores);
-  p.n_cores = 1;
-  av_profile_cores_t *c = &p.cores[0];
-  c->tile = PART;
-  c->head_dim = 128;
-  c->dtype = AV_DTYPE_FP16;
-  c->n_k = 3;
+  av_profile_cores_t *c = av_test_profile_cores(&p, PART, 3);
   const double s[3] = {1.0, 1.4, 1.9}, T = 70;
   for (int k = 0; k < 3; k++) {
     c->slowdown[k] = s[k];
