@@ -33,6 +33,12 @@ namespace av {
 #ifndef AV_MINB_CAP
 #define AV_MINB_CAP(M, N, WG) ((M) >= 64 ? ((WG) ? 3 : 2) : (M) == 16 && (N) <= 32 ? 6 : 3)
 #endif
+/* The persistent kernel's ring depth for m16 n32 tiles, the leaf queues (0: the one-item
+ * kernels' S). */
+#ifndef AV_STREAM_S16
+#define AV_STREAM_S16 0
+#endif
+#define AV_STREAM_S(M, N, S) ((M) == 16 && (N) == 32 && AV_STREAM_S16 > 0 ? AV_STREAM_S16 : (S))
 template <int M, int N, int D> struct geom {
   static constexpr int WM = M / 16;
   static constexpr int WN_MAX = 4 / WM > 0 ? 4 / WM : 1;
@@ -64,12 +70,15 @@ template <int M, int N, int D> struct geom {
   static constexpr int FIT = (227 * 1024) / (SMEM + 1024);
   static constexpr int CAP = AV_MINB_CAP(M, N, WG);
   static constexpr int MINB = FIT < 1 ? 1 : (FIT > CAP ? CAP : FIT);
-  /* The persistent kernel streams tiles across its queue's items (attn_stream): it stages an
-   * item's epilogue in the ring buffer its last tile just freed, and keeps the records of the
-   * items in flight (at most S + 1) in a small ring after the KV ring. */
+  /* The persistent kernel streams tiles across its queue's items (attn_stream) on a ring of
+   * SS stages: it stages an item's epilogue in the ring buffer its last tile just freed, and
+   * keeps the records of the items in flight (at most SS + 1) in a small ring after the KV
+   * ring. Its queues are pure copy streams (a few query rows against long KV), so their speed
+   * is the bytes they keep in flight: SS - 1 tiles while one computes. */
+  static constexpr int SS = AV_STREAM_S(M, N, S);
   static constexpr int STREAM_STAGE_FITS = STAGE_BYTES + 8 <= TILE_BYTES;  /* + TMA barrier */
-  static constexpr int RING_OFF = SMEM;
-  static constexpr int SMEM_STREAM = SMEM + 4 * AV_KERN_ITEM_INTS * 4;
+  static constexpr int RING_OFF = SS * TILE_BYTES;
+  static constexpr int SMEM_STREAM = RING_OFF + (SS + 1) * AV_KERN_ITEM_INTS * 4;
 };
 
 template <int M, int N, int D> struct use_wg {
@@ -121,6 +130,16 @@ __device__ __forceinline__ void q_frags(uint32_t (*qf)[4], const uint32_t *const
     qf[k][2] = src[0] ? __ldg(src[0] + k * 8 + 4) : 0u;
     qf[k][3] = src[1] ? __ldg(src[1] + k * 8 + 4) : 0u;
   }
+}
+
+/* The warp's 16 query rows from row_base on, as mma A fragments (q_rows, then q_frags). */
+template <typename T, int D>
+__device__ __forceinline__ void load_q(uint32_t (*qf)[4], const av_kern_batch_t &b,
+                                       const av_kern_launch_t &l, const item_t &it, int kvh,
+                                       int row_base, int lane) {
+  const uint32_t *src[2];
+  q_rows<T, D>(src, b, l, it, kvh, row_base, lane);
+  q_frags<D>(qf, src);
 }
 
 /* The per-warp running state of one item: unnormalised O, row max and row sum. */
@@ -429,24 +448,37 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
     kv.commit();
   }
   uint32_t qf[KT][4];
-  {
-    const uint32_t *src[2];
-    q_rows<T, D>(src, b, l, it, kvh, wm * 16, lane);
-    q_frags<D>(qf, src);
-  }
+  load_q<T, D>(qf, b, l, it, kvh, wm * 16, lane);
   acc_t<D> a;
   a.reset();
 
   int rb = 0, wb = S - 1;  /* buffer read this iteration, buffer written */
+#if defined(AV_DIAG_NOWAIT) || defined(AV_DIAG_NOLOAD)
+  int diag_t = 0;  /* diagnostic builds (wrong output): NOWAIT copies every tile but waits only
+                    * for the first S; NOLOAD also copies only the first S */
+#endif
   while (cp.valid()) {
-    if (ld.valid()) {
+#if defined(AV_DIAG_NOWAIT) || defined(AV_DIAG_NOLOAD)
+#ifdef AV_DIAG_NOLOAD
+    const bool diag_load = diag_t == 0, diag_wait = diag_t < S;
+#else
+    /* every copy issued lands before the CTA exits: the tiles after the last issue are awaited */
+    constexpr bool diag_load = true;
+    const bool diag_wait = diag_t < S || !ld.valid();
+#endif
+    ++diag_t;
+#else
+    constexpr bool diag_load = true, diag_wait = true;
+#endif
+    if (ld.valid() && diag_load) {
       kv.issue(kvbuf + wb * BUF, kvbuf + wb * BUF + G::VOFF, b, kvh);
       ld.template next<N>(l.segs);
       if (ld.valid()) kv.fetch(ld, b);
     }
     kv.commit();
     const T *ks = kvbuf + rb * BUF;
-    kv.template ready<S - 1>(ks, rb);
+    if (diag_wait) kv.template ready<S - 1>(ks, rb);
+    else if (diag_load && kv.tma) kv.tl.phase ^= 1u << rb;  /* the skipped wait's phase */
     float s[SN][4];
     tile_qk<T, M, N, D>(s, qf, ks, wn * G::NS, lane);
     tile_softmax_pv<T, M, N, D>(s, a, ks + G::VOFF, cp.end - cp.pos, wn * G::NS, lane,

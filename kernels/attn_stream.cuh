@@ -25,7 +25,7 @@ template <typename T, int M, int N, int D> struct stream_loader {
     const item_t it = item_from(rec);
     cur.start(l.segs, it, kl.amask());
     if (threadIdx.x == 0) {
-      int32_t *slot = ring + (k % (G::S + 1)) * AV_KERN_ITEM_INTS;
+      int32_t *slot = ring + (k % (G::SS + 1)) * AV_KERN_ITEM_INTS;
 #pragma unroll
       for (int f = 0; f < AV_KERN_ITEM_INTS; ++f) slot[f] = rec[f];
     }
@@ -46,9 +46,8 @@ template <typename T, int M, int N, int D>
 __device__ __forceinline__ void attn_stream(const av_kern_batch_t &b, const av_kern_launch_t &l) {
   using G = geom<M, N, D>;
   static_assert(G::STREAM_STAGE_FITS, "the epilogue must fit in one ring buffer");
-  static_assert(G::S + 1 <= 4, "the item ring holds 4 records");
   extern __shared__ __align__(1024) char smem[];  /* swizzled tiles: 1024-byte atoms */
-  constexpr int S = G::S;
+  constexpr int S = G::SS;
   constexpr int BUF = G::BUF;
   constexpr int SN = G::NS / 8;
   const int kvh = blockIdx.y, kbeg = l.queue_off[blockIdx.x], kend = l.queue_off[blockIdx.x + 1];

@@ -42,11 +42,7 @@ __device__ __forceinline__ void attn_item_wg(const av_kern_batch_t &b, const av_
     kv.commit();
   }
   uint32_t qf[D / 16][4];
-  {
-    const uint32_t *src[2];
-    q_rows<T, D>(src, b, l, it, kvh, warp * 16, lane);
-    q_frags<D>(qf, src);
-  }
+  load_q<T, D>(qf, b, l, it, kvh, warp * 16, lane);
   acc_t<D> a;
   a.reset();
   float s[SN][4], s2[SN][4];
