@@ -23,7 +23,9 @@ import json, sys
 old, new = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 key = lambda v: (v['kind'], v['m'], v['n'], v['head_dim'], v['dtype'], v['arch'])
 rows = {key(v): v for v in new['variants']}
+have = {key(v) for v in old['variants']}
 old['variants'] = [rows.get(key(v), v) if v['arch'] == 90 else v for v in old['variants']]
+old['variants'] += [v for k, v in rows.items() if k not in have]  # tiles only this build has
 json.dump(old, open(sys.argv[3], 'w'), indent=1)
 PY
   rm -rf $B
