@@ -14,12 +14,4 @@ D=results/h200/kernel_ab; W=$OUT/p16k; mkdir -p $W
 BUILDS="build-c13b build-c13c build-c11s" bash $D/run_ab.sh
 (W=$W bash results/h200/kernel_ab/s13/p16k_builds.sh build-c13b build-c13c build-c11s)
 export ANVIL_DATA_DIR=$PWD
-B=build-c13b; export LD_LIBRARY_PATH=$PWD/$B/lib; cp $B/variants.json kernels/variants.json
-for t in fp16 bf16; do
-  timeout 240 $B/anvil exec results/h200/exec_pat_$t.json --all-schedulers --repeats 0 \
-    -o $W/correct_$t.json > $W/correct_$t.log 2>&1 &
-done
-wait
-tail -n 2 $W/correct_fp16.log $W/correct_bf16.log
-grep -h FAIL $W/correct_*.log | head -20
-gzip -f $W/correct_*.json
+(W=$W bash results/h200/kernel_ab/correct_sweep.sh build-c13b)

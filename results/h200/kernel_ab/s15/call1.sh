@@ -22,12 +22,4 @@ for B in build-c15s build-c15b; do
     python3 $D/s14/root_sm.py $t/*.json 32
   done
 done 2>&1 | tee $W/root16k.txt
-B=build-c15s; export LD_LIBRARY_PATH=$PWD/$B/lib; cp $B/variants.json kernels/variants.json
-for t in fp16 bf16; do
-  timeout 240 $B/anvil exec results/h200/exec_pat_$t.json --all-schedulers --repeats 0 \
-    -o $W/correct_$t.json > $W/correct_$t.log 2>&1 &
-done
-wait
-tail -n 2 $W/correct_fp16.log $W/correct_bf16.log
-grep -h FAIL $W/correct_*.log | head -20
-gzip -f $W/correct_*.json
+(W=$W bash results/h200/kernel_ab/correct_sweep.sh build-c15s)
