@@ -16,7 +16,7 @@
 #include "cli/commands.h"
 #include "costmodels/costmodel.h"
 #include "schedulers/scheduler.h"
-#include "sim/variants.h"
+#include "core/variants.h"
 
 enum { OPT_RUNS = 256, OPT_FRESH_PAGES, MAX_RUNS = 1001 };
 

@@ -16,8 +16,8 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "sim/engine_internal.h"
-#include "sim/plan.h"
-#include "sim/variants.h"
+#include "core/plan.h"
+#include "core/variants.h"
 
 enum { OPT_RUNS = 256, OPT_MAX = 257, MAX_RUNS = 101 };
 

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "cli/commands.h"
-#include "sim/json_util.h"
+#include "core/json_util.h"
 
 int av_cli_fail(const av_error_t *err) {
   char buf[1700];
@@ -226,26 +226,6 @@ int av_cli_load_workload(const char *cmd, const char *spec_path, const char *lev
   return rc;
 }
 
-int av_cli_mkdirs(const char *dir, av_error_t *err) {
-  char buf[1024];
-  if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
-    return av_error_set(err, AV_ERR_IO, dir, NULL, "path is too long");
-  for (char *p = buf + 1;; p++) {
-    if (*p == '/' || *p == '\0') {
-      char saved = *p;
-      *p = '\0';
-      if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return av_error_set(err, AV_ERR_IO, buf, NULL, "cannot create directory: %s",
-                            strerror(errno));
-      *p = saved;
-      if (!saved) break;
-    }
-  }
-  struct stat st;
-  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-    return av_error_set(err, AV_ERR_IO, dir, NULL, "is not a directory");
-  return AV_OK;
-}
 
 int av_cli_load_gpu(const char *cmd, const char *name, av_gpu_t *out, av_error_t *err) {
   int rc = av_gpu_load(name, NULL, out, err);
@@ -300,23 +280,4 @@ int av_cli_cost_create(const av_costmodel_ops_t *ops, const av_params_t *params,
   av_cost_env_t env = {.gpu = gpu, .heads = h, .variants = vs};
   *out = av_costmodel_create(ops, params, &env, err);
   return *out ? AV_OK : err->code ? err->code : AV_ERR_INTERNAL;
-}
-
-size_t av_csv_field(char *dst, size_t cap, const char *s) {
-  const int quote = strpbrk(s, ",\"\n") != NULL;
-  size_t n = 0;
-#define AV_PUT(c) \
-  do {            \
-    if (n + 1 < cap) dst[n] = (c); \
-    n++;          \
-  } while (0)
-  if (quote) AV_PUT('"');
-  for (const char *p = s; *p; p++) {
-    if (*p == '"') AV_PUT('"');
-    AV_PUT(*p);
-  }
-  if (quote) AV_PUT('"');
-#undef AV_PUT
-  if (cap) dst[n < cap ? n : cap - 1] = '\0';
-  return n;
 }

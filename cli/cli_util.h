@@ -10,10 +10,10 @@
 
 #include "costmodels/costmodel.h"
 #include "schedulers/scheduler.h"
-#include "sim/error.h"
-#include "sim/gpu.h"
-#include "sim/variants.h"
-#include "sim/workload.h"
+#include "core/error.h"
+#include "core/gpu.h"
+#include "core/variants.h"
+#include "core/workload.h"
 
 /* One option of a subcommand. `key` is what the parser returns for it (a short letter or
  * any int > 255 for long-only options); `arg` names the value (NULL for flags). */
@@ -94,12 +94,5 @@ int av_cli_cost_create(const av_costmodel_ops_t *ops, const av_params_t *params,
                        const av_gpu_t *gpu, const av_heads_t *h, const av_variants_t *vs,
                        av_costmodel_t **out, av_error_t *err);
 
-/* Creates a directory and its parents (like mkdir -p). */
-/* One CSV field (RFC 4180): s as is, or quoted with doubled quotes when it holds a comma, a
- * quote or a newline. Writes at most cap bytes like snprintf and returns the length the field
- * needs (so callers detect truncation the same way). */
-size_t av_csv_field(char *dst, size_t cap, const char *s);
-
-int av_cli_mkdirs(const char *dir, av_error_t *err);
 
 #endif

@@ -4,9 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "proofs/proofs.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "sim/plan.h"
+#include "core/plan.h"
 
 enum { OPT_SEED = 256, OPT_MAXREQ, OPT_DIM, OPT_TOL, OPT_NOREF };
 

@@ -6,8 +6,8 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "sim/gpu.h"
-#include "sim/workload.h"
+#include "core/gpu.h"
+#include "core/workload.h"
 
 enum { OPT_LEVELS = 256, OPT_HEADS, OPT_HEAD_DIM };
 

@@ -11,11 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pipeline/files.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/exec_gpu.h"
-#include "cli/experiment.h"
-#include "sim/json_util.h"
+#include "pipeline/exec_gpu.h"
+#include "pipeline/experiment.h"
+#include "core/json_util.h"
 #include "validation/device_id.h"
 #include "validation/executor.h"
 
@@ -45,7 +46,7 @@ typedef struct exec_opts {
   int all, copy_bw, check_req;
   double copy_GBps;          /* measured with --copy-bw, else 0 */
   char device[400];          /* av_device_format of the device */
-  char spec[64];             /* its GPU spec (sim/gpus/) */
+  char spec[64];             /* its GPU spec (gpus/) */
   int gpu;                   /* the experiment's entry for that spec (plans are made for it) */
   av_exec_opts_t eo;
 } exec_opts_t;
@@ -340,7 +341,7 @@ int av_cmd_exec(int argc, char **argv) {
   if (help) {
     av_cli_print_help("exec EXP.json | --plan PLAN.json [options]",
                       "Run plans on the GPU: verify against fp64 attention and time them.\n"
-                      "The device is identified and matched to its spec in sim/gpus/ (or\n"
+                      "The device is identified and matched to its spec in gpus/ (or\n"
                       "--gpu-spec NAME); plans are made for that GPU, which the experiment's\n"
                       "gpu/gpus must list. Needs a CUDA device. Method: docs/validation.md.",
                       k_opts);
@@ -362,7 +363,7 @@ int av_cmd_exec(int argc, char **argv) {
   if (rc == AV_OK)
     printf("%-18s %-6s %-4s %-16s %7s %10s %8s %10s %s\n", "batch", "heads", "type", "scheduler",
            "ctas", "median_us", "floor%", "max_rel", "check");
-  if (rc == AV_OK && o.trace_dir) rc = av_cli_mkdirs(o.trace_dir, &err);
+  if (rc == AV_OK && o.trace_dir) rc = av_mkdirs(o.trace_dir, &err);
   if (rc == AV_OK && o.plan) rc = exec_plan_file(&o, &rows, &n, &err);
   for (int bi = 0; rc == AV_OK && e && bi < e->n_batches; ++bi)
     if (!o.only || strstr(e->batches[bi].name, o.only))

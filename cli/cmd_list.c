@@ -8,8 +8,8 @@
 #include "cli/commands.h"
 #include "costmodels/costmodel.h"
 #include "schedulers/scheduler.h"
-#include "sim/gpu.h"
-#include "sim/json_util.h"
+#include "core/gpu.h"
+#include "core/json_util.h"
 
 static const av_cli_opt_t k_opts[] = {{"help", 'h', NULL, "show this help"},
                                       {NULL, 0, NULL, NULL}};
@@ -40,7 +40,7 @@ static int list_gpus(av_error_t *err) {
   int n = 0;
   int rc = av_gpu_list(NULL, &names, &n, err);
   if (rc) return rc;
-  printf("GPUs (%s/sim/gpus, \"gpu\" in an experiment):\n", av_data_dir());
+  printf("GPUs (%s/gpus, \"gpu\" in an experiment):\n", av_data_dir());
   for (int i = 0; i < n && !rc; i++) {
     av_gpu_t g;
     rc = av_gpu_load(names[i], NULL, &g, err);

@@ -5,11 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proofs/proofs.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "costmodels/costmodel.h"
 #include "schedulers/scheduler.h"
-#include "sim/json_util.h"
+#include "core/json_util.h"
 
 enum { OPT_LEVELS = 256, OPT_HEADS, OPT_HEAD_DIM, OPT_COST, OPT_WORKLOAD };
 

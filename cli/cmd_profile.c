@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pipeline/files.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "validation/device_id.h"
@@ -65,13 +66,13 @@ static void print_summary(const av_profile_t *p, const char *out) {
   int differ = 0;
   for (int i = 0; i < p->n; i++)
     if (p->t[i].occ_measured != p->t[i].occ_predicted) {
-      if (!differ++) printf("  occupancy differs from sim/occupancy.c:\n");
+      if (!differ++) printf("  occupancy differs from core/occupancy.c:\n");
       printf("    %s m=%d n=%d d=%d %s: measured %d, predicted %d\n",
              av_kernel_kind_name(p->t[i].tile.kind), p->t[i].tile.m_rows, p->t[i].tile.n_tokens,
              p->t[i].head_dim, av_dtype_name(p->t[i].dtype), p->t[i].occ_measured,
              p->t[i].occ_predicted);
     }
-  if (!differ) printf("  occupancy: all %d variants as sim/occupancy.c predicts\n", p->n);
+  if (!differ) printf("  occupancy: all %d variants as core/occupancy.c predicts\n", p->n);
   printf("profile: %s (+ .spec.json, .details.json), %d variants\n", out, p->n);
 }
 
@@ -116,13 +117,13 @@ int av_cmd_profile(int argc, char **argv) {
       snprintf(out, sizeof out, "%s", o.out);
     else
       snprintf(out, sizeof out, "profiles/%s.json", g.name);
-    snprintf(spec_path, sizeof spec_path, "%s/sim/gpus/%s.json", av_data_dir(), g.name);
+    snprintf(spec_path, sizeof spec_path, "%s/gpus/%s.json", av_data_dir(), g.name);
     char dir[1024];
     snprintf(dir, sizeof dir, "%s", out);
     char *slash = strrchr(dir, '/');
     if (slash) {
       *slash = '\0';
-      rc = av_cli_mkdirs(dir, &err);
+      rc = av_mkdirs(dir, &err);
     }
     if (!rc) rc = av_profile_write(&p, out, spec_path, &err);
   }

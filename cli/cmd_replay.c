@@ -5,11 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "proofs/proofs.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "sim/plan.h"
+#include "core/plan.h"
 #include "sim/replay.h"
-#include "sim/variants.h"
+#include "core/variants.h"
 
 enum { OPT_PLAN = 256, OPT_TRACE, OPT_TIMELINE };
 

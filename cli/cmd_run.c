@@ -6,11 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proofs/proofs.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/experiment.h"
-#include "cli/results.h"
-#include "sim/json_util.h"
+#include "pipeline/experiment.h"
+#include "pipeline/results.h"
+#include "core/json_util.h"
 
 enum { OPT_TIMELINE_OF = 256 };
 

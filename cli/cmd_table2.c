@@ -11,8 +11,8 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "costmodels/costmodel.h"
-#include "sim/json_util.h"
-#include "sim/occupancy.h"
+#include "core/json_util.h"
+#include "core/occupancy.h"
 #include "sim/sim.h"
 #include "validation/profile.h"
 
@@ -147,7 +147,7 @@ static int predicted_table(const topts_t *o, const av_variants_t *vs, const char
   if (!rc) rc = pick_tile(o, vs, &g, &tile, err);
   if (rc) return rc;
   char title[256];
-  snprintf(title, sizeof title, "%s (predicted: simulator engine, spec sim/gpus/%s.json), "
+  snprintf(title, sizeof title, "%s (predicted: simulator engine, spec gpus/%s.json), "
            "partial m=%d n=%d, d=%d fp16, us",
            g.name, g.name, tile.m_rows, tile.n_tokens, (int)o->head_dim);
   print_header(title);

@@ -7,12 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proofs/proofs.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "costmodels/costmodel.h"
 #include "schedulers/scheduler.h"
 #include "sim/sim.h"
-#include "sim/variants.h"
+#include "core/variants.h"
 
 enum { OPT_COST = 256, OPT_SIM, OPT_HEADS };
 

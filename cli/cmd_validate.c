@@ -11,12 +11,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pipeline/files.h"
+#include "proofs/proofs.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/experiment.h"
-#include "cli/validate_offline.h"
-#include "cli/validate_report.h"
-#include "sim/json_util.h"
+#include "pipeline/experiment.h"
+#include "pipeline/validate_offline.h"
+#include "pipeline/validate_report.h"
+#include "core/json_util.h"
 #include "sim/replay.h"
 #include "validation/device_id.h"
 #include "validation/executor.h"
@@ -30,7 +32,7 @@ static const av_cli_opt_t k_opts[] = {
     {"trace-of", OPT_TRACE_OF, "WORKLOAD", "batch whose timelines are written (default the first)"},
     {"gpu-spec", 'g', "NAME", "GPU spec of this device when it is not recognised"},
     {"spec", OPT_SPEC, "FILE", "calibrated spec (default profiles/<gpu>.spec.json if present)"},
-    {"no-calibration", OPT_NO_CAL, NULL, "predict with sim/gpus/<gpu>.json as is"},
+    {"no-calibration", OPT_NO_CAL, NULL, "predict with gpus/<gpu>.json as is"},
     {"repeats", OPT_REPEATS, "N", "timed runs per plan (median; default 20)"},
     {"offline", OPT_OFFLINE, "VALIDATION.json",
      "no GPU: re-predict a recorded report's pairs, recompute its statistics"},
@@ -106,7 +108,7 @@ static int pick_gpu(vctx_t *c, av_error_t *err) {
                         "measurements are only compared with predictions for the same GPU",
                         c->e->gpus[0].name, dev, g.name);
   if (c->o->no_cal) {
-    snprintf(c->rep.spec, sizeof c->rep.spec, "sim/gpus/%s.json (uncalibrated)", g.name);
+    snprintf(c->rep.spec, sizeof c->rep.spec, "gpus/%s.json (uncalibrated)", g.name);
     return AV_OK;
   }
   char path[1024];
@@ -116,8 +118,8 @@ static int pick_gpu(vctx_t *c, av_error_t *err) {
     snprintf(path, sizeof path, "%s/profiles/%s.spec.json", av_data_dir(), g.name);
   if (!c->o->spec && access(path, R_OK) != 0) {
     fprintf(stderr, "anvil: note: no calibrated spec %s (run anvil profile); predicting with "
-                    "sim/gpus/%s.json\n", path, g.name);
-    snprintf(c->rep.spec, sizeof c->rep.spec, "sim/gpus/%s.json (uncalibrated)", g.name);
+                    "gpus/%s.json\n", path, g.name);
+    snprintf(c->rep.spec, sizeof c->rep.spec, "gpus/%s.json (uncalibrated)", g.name);
     return AV_OK;
   }
   av_gpu_t cal;
@@ -256,7 +258,7 @@ static int run_all(vctx_t *c, av_error_t *err) {
   if (c->o->trace) {
     char t[1100];
     snprintf(t, sizeof t, "%s/traces", c->dir);
-    rc = av_cli_mkdirs(t, err);
+    rc = av_mkdirs(t, err);
   }
   for (int bi = 0; bi < c->e->n_batches && !rc; bi++) {
     const av_exp_batch_t *b = &c->e->batches[bi];
@@ -303,10 +305,10 @@ int av_cmd_validate(int argc, char **argv) {
   vctx_t c = {.o = &o};
   command_line(argc, argv, c.rep.command, sizeof c.rep.command);
   if (o.offline) {
-    /* recorded measurements, current simulator: cli/validate_offline.c */
+    /* recorded measurements, current simulator: pipeline/validate_offline.c */
     av_voffline_opts_t vo = {.record = o.offline, .exp = o.exp, .out = o.out, .spec = o.spec,
                              .no_cal = o.no_cal, .command = c.rep.command};
-    return av_validate_offline(&vo);
+    return av_validate_offline(&vo, &err) ? av_cli_fail(&err) : 0;
   }
   c.rep.repeats = (int)o.repeats;
   rc = av_experiment_load(o.exp, &c.e, &err);

@@ -4,7 +4,7 @@
 #ifndef AV_CLI_COMMANDS_H
 #define AV_CLI_COMMANDS_H
 
-#include "sim/error.h"
+#include "core/error.h"
 
 typedef struct av_command {
   const char *name;

@@ -5,12 +5,12 @@
 #ifndef AV_COSTMODEL_H
 #define AV_COSTMODEL_H
 
-#include "sim/error.h"
-#include "sim/gpu.h"
-#include "sim/params.h"
-#include "sim/plan.h"
-#include "sim/variants.h"
-#include "sim/workload.h"
+#include "core/error.h"
+#include "core/gpu.h"
+#include "core/params.h"
+#include "core/plan.h"
+#include "core/variants.h"
+#include "core/workload.h"
 
 /* An abstract work item: schedulers ask about items before building them. */
 typedef struct av_cost_query {

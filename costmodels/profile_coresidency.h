@@ -9,8 +9,8 @@
 #include <gsl/gsl_interp.h>
 #include <jansson.h>
 
-#include "sim/json_util.h"
-#include "sim/plan.h"
+#include "core/json_util.h"
+#include "core/plan.h"
 
 #define AV__CORES_MAX_K 64
 

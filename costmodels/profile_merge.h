@@ -9,8 +9,8 @@
 #include <gsl/gsl_interp.h>
 #include <jansson.h>
 
-#include "sim/json_util.h"
-#include "sim/plan.h"
+#include "core/json_util.h"
+#include "core/plan.h"
 
 #define AV__MERGE_MAX_PTS 32
 

@@ -19,8 +19,8 @@
 #include <stdint.h>
 
 #include "costmodels/profile_coresidency.h"
-#include "sim/json_util.h"
-#include "sim/plan.h"
+#include "core/json_util.h"
+#include "core/plan.h"
 
 #define AV__START_MAX_PTS 16              /* wave sizes per variant */
 #define AV__START_MAX_ROWS 4              /* query-row counts per wave */

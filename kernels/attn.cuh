@@ -453,32 +453,15 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
   a.reset();
 
   int rb = 0, wb = S - 1;  /* buffer read this iteration, buffer written */
-#if defined(AV_DIAG_NOWAIT) || defined(AV_DIAG_NOLOAD)
-  int diag_t = 0;  /* diagnostic builds (wrong output): NOWAIT copies every tile but waits only
-                    * for the first S; NOLOAD also copies only the first S */
-#endif
   while (cp.valid()) {
-#if defined(AV_DIAG_NOWAIT) || defined(AV_DIAG_NOLOAD)
-#ifdef AV_DIAG_NOLOAD
-    const bool diag_load = diag_t == 0, diag_wait = diag_t < S;
-#else
-    /* every copy issued lands before the CTA exits: the tiles after the last issue are awaited */
-    constexpr bool diag_load = true;
-    const bool diag_wait = diag_t < S || !ld.valid();
-#endif
-    ++diag_t;
-#else
-    constexpr bool diag_load = true, diag_wait = true;
-#endif
-    if (ld.valid() && diag_load) {
+    if (ld.valid()) {
       kv.issue(kvbuf + wb * BUF, kvbuf + wb * BUF + G::VOFF, b, kvh);
       ld.template next<N>(l.segs);
       if (ld.valid()) kv.fetch(ld, b);
     }
     kv.commit();
     const T *ks = kvbuf + rb * BUF;
-    if (diag_wait) kv.template ready<S - 1>(ks, rb);
-    else if (diag_load && kv.tma) kv.tl.phase ^= 1u << rb;  /* the skipped wait's phase */
+    kv.template ready<S - 1>(ks, rb);
     float s[SN][4];
     tile_qk<T, M, N, D>(s, qf, ks, wn * G::NS, lane);
     tile_softmax_pv<T, M, N, D>(s, a, ks + G::VOFF, cp.end - cp.pos, wn * G::NS, lane,

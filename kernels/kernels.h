@@ -12,7 +12,7 @@
 extern "C" {
 #endif
 
-/* Kernel kinds and dtypes use the numbering of sim/variants.h and sim/workload.h
+/* Kernel kinds and dtypes use the numbering of core/variants.h and core/workload.h
  * (partial 0, persistent 1, decode 2, merge 3; fp16 0, bf16 1). */
 
 /* One compiled variant. `warps` follows from (m, n): m/16 warps split the rows, the rest

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "proofs/proofs.h"
 #include "schedulers/sched_util.h"
 #include "sim/sim.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/occupancy.h"
+#include "core/occupancy.h"
 
 static const int default_m[] = {16, 32, 64, 128};
 

@@ -5,12 +5,12 @@
 #define AV_SCHEDULER_H
 
 #include "costmodels/costmodel.h"
-#include "sim/error.h"
-#include "sim/gpu.h"
-#include "sim/params.h"
-#include "sim/plan.h"
-#include "sim/variants.h"
-#include "sim/workload.h"
+#include "core/error.h"
+#include "core/gpu.h"
+#include "core/params.h"
+#include "core/plan.h"
+#include "core/variants.h"
+#include "core/workload.h"
 
 /* What a scheduler plans against. */
 typedef struct av_sched_ctx {

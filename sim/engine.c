@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "sim/engine_internal.h"
-#include "sim/occupancy.h"
+#include "core/occupancy.h"
 #include "sim/sim_internal.h"
 
 /* --- one allocation, sliced ----------------------------------------------------------- */

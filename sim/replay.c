@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "sim/engine_internal.h"
-#include "sim/json_util.h"
+#include "core/json_util.h"
 
 static int dbl_cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

@@ -24,12 +24,12 @@
 #ifndef AV_REPLAY_H
 #define AV_REPLAY_H
 
-#include "sim/error.h"
-#include "sim/gpu.h"
-#include "sim/plan.h"
+#include "core/error.h"
+#include "core/gpu.h"
+#include "core/plan.h"
 #include "sim/sim.h"
-#include "sim/variants.h"
-#include "sim/workload.h"
+#include "core/variants.h"
+#include "core/workload.h"
 
 typedef struct av_replay_trace {
   char gpu[64];

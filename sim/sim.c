@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/json_util.h"
+#include "core/json_util.h"
 #include "sim/sim_internal.h"
 
 typedef int (*sim_model_fn)(const av_sim_config_t *, const av_plan_t *, const av_workload_t *,

@@ -8,11 +8,11 @@
 #include <stdio.h>
 
 #include "costmodels/costmodel.h"
-#include "sim/error.h"
-#include "sim/gpu.h"
-#include "sim/plan.h"
-#include "sim/variants.h"
-#include "sim/workload.h"
+#include "core/error.h"
+#include "core/gpu.h"
+#include "core/plan.h"
+#include "core/variants.h"
+#include "core/workload.h"
 
 typedef enum { AV_SIM_WAVES = 0, AV_SIM_ENGINE = 1 } av_sim_model_t;
 int av_sim_model_from_name(const char *name, av_sim_model_t *out);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/occupancy.h"
+#include "core/occupancy.h"
 #include "sim/sim_internal.h"
 
 /* One launch seen as "units" (a CTA's work for one KV head): an item for ordinary launches,

@@ -11,8 +11,8 @@
 #include <dirent.h>
 
 #include "costmodels/costmodel.h"
-#include "sim/json_util.h"
-#include "sim/params.h"
+#include "core/json_util.h"
+#include "core/params.h"
 #include "validation/profile.h"
 
 av_heads_t av_test_heads(void) {

@@ -4,10 +4,10 @@
 
 #include <check.h>
 
-#include "sim/error.h"
-#include "sim/gpu.h"
-#include "sim/variants.h"
-#include "sim/workload.h"
+#include "core/error.h"
+#include "core/gpu.h"
+#include "core/variants.h"
+#include "core/workload.h"
 
 typedef struct av_costmodel av_costmodel_t;
 

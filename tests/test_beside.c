@@ -8,10 +8,11 @@
  * Only the root is cut in k = 4; the leaves stay whole. */
 #include <string.h>
 
+#include "proofs/proofs.h"
 #include "schedulers/scheduler.h"
-#include "sim/gpu.h"
-#include "sim/plan.h"
-#include "sim/variants.h"
+#include "core/gpu.h"
+#include "core/plan.h"
+#include "core/variants.h"
 #include "tests/support.h"
 
 extern const av_scheduler_ops_t av_sched_fixed_division;

@@ -11,7 +11,7 @@
 
 #include "costmodels/costmodel.h"
 #include "sim/engine_internal.h"
-#include "sim/plan.h"
+#include "core/plan.h"
 #include "sim/sim.h"
 #include "support.h"
 #include "validation/profile.h"

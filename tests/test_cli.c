@@ -11,8 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pipeline/files.h"
 #include "cli/cli_util.h"
-#include "cli/experiment.h"
+#include "pipeline/experiment.h"
 #include "tests/support.h"
 
 static char g_tmp[256];

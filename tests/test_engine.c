@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "costmodels/costmodel.h"
-#include "sim/plan.h"
+#include "core/plan.h"
 #include "sim/sim.h"
 #include "support.h"
 

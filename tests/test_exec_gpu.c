@@ -1,4 +1,4 @@
-/* `anvil exec` plans for the experiment entry of the device's GPU spec (cli/exec_gpu.c), and
+/* `anvil exec` plans for the experiment entry of the device's GPU spec (pipeline/exec_gpu.c), and
  * stops with a message naming the file, the key, the device, the listed specs and what to
  * do when the experiment has no such entry (issue 6, item 5). Also the same rule through a
  * real experiment file's GPU list, and the `anvil exec` binary's checks that come before the
@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/exec_gpu.h"
-#include "cli/experiment.h"
-#include "sim/json_util.h"
+#include "pipeline/exec_gpu.h"
+#include "pipeline/experiment.h"
+#include "core/json_util.h"
 #include "tests/support.h"
 
 static const char *const k_dev = "NVIDIA H200 (132 SMs, sm_90, 60 MiB L2, 140 GiB)";
@@ -93,7 +93,7 @@ START_TEST(test_index_missing_several) {
 }
 END_TEST
 
-/* The rule on an experiment as the loader builds it (real sim/gpus/ specs). */
+/* The rule on an experiment as the loader builds it (real gpus/ specs). */
 START_TEST(test_index_from_experiment) {
   const char *text =
       "{\"name\": \"t\", \"gpus\": [\"A100-80GB-SXM\", \"H200-SXM\"],"

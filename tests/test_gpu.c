@@ -8,11 +8,11 @@
 #include <string.h>
 
 #include "costmodels/costmodel.h"
-#include "sim/gpu.h"
-#include "sim/occupancy.h"
-#include "sim/plan.h"
+#include "core/gpu.h"
+#include "core/occupancy.h"
+#include "core/plan.h"
 #include "sim/sim.h"
-#include "sim/variants.h"
+#include "core/variants.h"
 #include "tests/support.h"
 
 #define DATA AV_TEST_DIR "/data/gpus"

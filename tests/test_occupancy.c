@@ -5,9 +5,9 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "sim/gpu.h"
-#include "sim/json_util.h"
-#include "sim/occupancy.h"
+#include "core/gpu.h"
+#include "core/json_util.h"
+#include "core/occupancy.h"
 #include "tests/support.h"
 
 static av_gpu_t load(const char *name) {

@@ -6,7 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/plan.h"
+#include "proofs/proofs.h"
+#include "core/plan.h"
 #include "tests/support.h"
 
 /* B=[1,2,4], L=[64,32,16]: 7 nodes, 4 requests of 112 tokens each; 32/8 heads (group 4). */

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "costmodels/costmodel.h"
-#include "sim/json_util.h"
-#include "sim/plan.h"
+#include "core/json_util.h"
+#include "core/plan.h"
 #include "sim/sim.h"
 #include "support.h"
 #include "validation/profile.h"

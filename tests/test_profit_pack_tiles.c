@@ -6,10 +6,11 @@
  * (16, 64) one's 73,984 B three (docs/reproductions.md, study 1). */
 #include <string.h>
 
+#include "proofs/proofs.h"
 #include "schedulers/scheduler.h"
-#include "sim/gpu.h"
-#include "sim/plan.h"
-#include "sim/variants.h"
+#include "core/gpu.h"
+#include "core/plan.h"
+#include "core/variants.h"
 #include "tests/support.h"
 
 extern const av_scheduler_ops_t av_sched_profit_pack;

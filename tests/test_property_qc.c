@@ -5,9 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "proofs/proofs.h"
 #include "schedulers/scheduler.h"
-#include "sim/gpu.h"
-#include "sim/plan.h"
+#include "core/gpu.h"
+#include "core/plan.h"
 #include "tests/support.h"
 
 #define N_FORESTS 300

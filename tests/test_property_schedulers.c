@@ -11,11 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proofs/proofs.h"
 #include "costmodels/costmodel.h"
 #include "schedulers/scheduler.h"
-#include "sim/gpu.h"
-#include "sim/plan.h"
-#include "sim/variants.h"
+#include "core/gpu.h"
+#include "core/plan.h"
+#include "core/variants.h"
 #include "tests/support.h"
 
 enum { N_FORESTS = 500, AUTO_EVERY = 10, MAX_CONFIGS = 128 };

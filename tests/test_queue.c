@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/plan.h"
+#include "core/plan.h"
 #include "support.h"
 #include "validation/profile.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim/plan.h"
+#include "core/plan.h"
 #include "sim/replay.h"
 #include "sim/sim.h"
 #include "support.h"

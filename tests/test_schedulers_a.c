@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proofs/proofs.h"
 #include "schedulers/scheduler.h"
 #include "tests/support.h"
 

@@ -5,12 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proofs/proofs.h"
 #include "costmodels/costmodel.h"
 #include "schedulers/scheduler.h"
-#include "sim/gpu.h"
-#include "sim/plan.h"
+#include "core/gpu.h"
+#include "core/plan.h"
 #include "sim/sim.h"
-#include "sim/variants.h"
+#include "core/variants.h"
 #include "tests/support.h"
 
 extern const av_scheduler_ops_t av_sched_profit_pack, av_sched_streamk_balance, av_sched_auto;

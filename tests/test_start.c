@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "costmodels/costmodel.h"
-#include "sim/json_util.h"
-#include "sim/plan.h"
+#include "core/json_util.h"
+#include "core/plan.h"
 #include "sim/sim.h"
 #include "support.h"
 #include "validation/profile.h"

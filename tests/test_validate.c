@@ -1,5 +1,5 @@
 /* Validation statistics (validation/compare.c) on hand-computed data, device identification
- * (validation/device_id.c) on fake device descriptions against the real sim/gpus/ specs, and
+ * (validation/device_id.c) on fake device descriptions against the real gpus/ specs, and
  * the profile / validation helpers that need no GPU. */
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "costmodels/costmodel.h"
-#include "sim/json_util.h"
+#include "core/json_util.h"
 #include "support.h"
 #include "validation/compare.h"
 #include "validation/device_id.h"
@@ -328,7 +328,7 @@ START_TEST(test_profile_files_round_trip) {
   ck_assert_ptr_nonnull(mkdtemp(dir));
   char out[256], spec_path[300], path[300];
   snprintf(out, sizeof out, "%s/H200-SXM.json", dir);
-  snprintf(spec_path, sizeof spec_path, "%s/sim/gpus/H200-SXM.json", av_data_dir());
+  snprintf(spec_path, sizeof spec_path, "%s/gpus/H200-SXM.json", av_data_dir());
   av_error_t err;
   av_error_clear(&err);
   AV_CK_OK(av_profile_write(&p, out, spec_path, &err), &err);

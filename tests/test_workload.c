@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/workload.h"
+#include "core/workload.h"
 #include "tests/support.h"
 
 #define DATA AV_TEST_DIR "/data/workloads/"

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "sim/error.h"
+#include "core/error.h"
 
 /* One (batch, scheduler) of an experiment. */
 typedef struct av_cmp_pair {

@@ -6,7 +6,7 @@
  * (one a user added) is recognised by the first word of its name and its hard facts. */
 #include "validation/device_id.h"
 
-#include "sim/json_util.h"
+#include "core/json_util.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -199,7 +199,7 @@ int av_device_pick_spec(const av_device_desc_t *d, const char *spec_name, const 
   av_device_format(d, dev, sizeof dev);
   if (found == 0)
     return av_error_set(err, AV_ERR_MISMATCH, SRC, NULL,
-                        "device %s matches no GPU spec in sim/gpus/ (%s); add a spec for it "
+                        "device %s matches no GPU spec in gpus/ (%s); add a spec for it "
                         "or name one with --gpu-spec NAME",
                         dev, n ? list : "none found");
   if (found > 1)

@@ -1,14 +1,14 @@
 /* Which GPU is this? `profile`, `exec` and `validate` identify the CUDA device they run on
  * (name, SM count, architecture, L2, memory size, memory clock when known) and pick the
- * matching spec in sim/gpus/, or stop with a message naming --gpu-spec: a profile or a spec
+ * matching spec in gpus/, or stop with a message naming --gpu-spec: a profile or a spec
  * of one GPU is never applied to another silently (issue 6, item 5). */
 #ifndef AV_DEVICE_ID_H
 #define AV_DEVICE_ID_H
 
 #include <stddef.h>
 
-#include "sim/error.h"
-#include "sim/gpu.h"
+#include "core/error.h"
+#include "core/gpu.h"
 
 typedef struct av_device_desc {
   char name[256];          /* as the driver reports it: "NVIDIA H200" */
@@ -30,7 +30,7 @@ int av_device_query(av_device_desc_t *out, av_error_t *err);
 int av_device_matches(const av_device_desc_t *d, const av_gpu_t *g, int *hard, char *why,
                       size_t why_size);
 
-/* Picks the spec for device d from `dir`/sim/gpus (NULL = the built-in data directory).
+/* Picks the spec for device d from `dir`/gpus (NULL = the built-in data directory).
  * spec_name NULL: the one spec that matches, else AV_ERR_MISMATCH naming the device, the
  * specs and --gpu-spec. spec_name given: that spec, refused when a hard fact differs and
  * accepted with *note filled (may be NULL; "" when none) when only the identity rules do. */

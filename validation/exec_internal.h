@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/workload.h"
+#include "core/workload.h"
 
 /* 16-bit element (fp16 or bf16) to double. */
 double av__exec_to_double(uint16_t x, av_dtype_t t);

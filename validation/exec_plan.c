@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proofs/proofs.h"
 #include "validation/exec_device.h"
 
 /* Merge CTAs the merge launch runs (0 when the plan has no partial states). */

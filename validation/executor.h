@@ -12,9 +12,10 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "sim/error.h"
-#include "sim/plan.h"
-#include "sim/workload.h"
+#include "proofs/proofs.h"
+#include "core/error.h"
+#include "core/plan.h"
+#include "core/workload.h"
 
 enum { AV_FLUSH_NONE = 0, AV_FLUSH_WRITE = 1, AV_FLUSH_READ = 2 };
 

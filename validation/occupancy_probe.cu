@@ -1,6 +1,6 @@
 // Occupancy probe: records cudaOccupancyMaxActiveBlocksPerMultiprocessor over a grid of
 // (threads per CTA, registers per thread, shared memory per CTA) on the current GPU, as JSON
-// on stdout, so that sim/occupancy.c can be checked against the runtime row by row
+// on stdout, so that core/occupancy.c can be checked against the runtime row by row
 // (tests/test_occupancy.c, tests/data/occupancy_h200.json).
 //
 // Standalone on purpose (not part of the anvil build):

@@ -1,5 +1,6 @@
 /* Host side of the profiler (validation/profile.h): the measurement batches and plans, the
  * fits, and the three files. The measuring loop itself is validation/profile_run.c. */
+#include "proofs/proofs.h"
 #include "validation/profile.h"
 
 #include <gsl/gsl_fit.h>
@@ -9,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim/json_util.h"
+#include "core/json_util.h"
 
 #define SRC "profile"
 

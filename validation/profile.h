@@ -3,7 +3,7 @@
  * each kernel variant's resident CTAs per SM, the rate and fixed cost of a lone CTA, and per
  * variant FlashForge §5.2's table C(n_q, n) of single-CTA times — and writes
  *   <out>.json         the profile, in the format costmodels/profile.c reads,
- *   <out>.spec.json    the GPU spec with the measured figures (sim/gpus/ format),
+ *   <out>.spec.json    the GPU spec with the measured figures (gpus/ format),
  *   <out>.details.json every raw measurement and fit, for the record.
  * Host parts (workloads, plans, fits, files) work without a GPU and are unit-tested;
  * av_profile_measure needs one (validation/profile_run.c). */
@@ -13,11 +13,11 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "sim/error.h"
-#include "sim/gpu.h"
-#include "sim/plan.h"
-#include "sim/variants.h"
-#include "sim/workload.h"
+#include "core/error.h"
+#include "core/gpu.h"
+#include "core/plan.h"
+#include "core/variants.h"
+#include "core/workload.h"
 #include "validation/executor.h"
 
 #define AV_PROF_MAX_NQ 8
@@ -34,7 +34,7 @@ typedef struct av_profile_table {
   int32_t nq[AV_PROF_MAX_NQ];            /* query rows (GQA group 1: rows = queries) */
   int64_t kv[AV_PROF_MAX_KV];            /* KV tokens */
   double time_us[AV_PROF_MAX_NQ][AV_PROF_MAX_KV]; /* C(nq[i], kv[j]): one CTA alone */
-  int occ_predicted;                     /* sim/occupancy.c from kernels/variants.json */
+  int occ_predicted;                     /* core/occupancy.c from kernels/variants.json */
   int occ_measured;                      /* most CTAs seen resident on one SM; -1 unmeasured */
 } av_profile_table_t;
 
@@ -235,7 +235,7 @@ int av_profile_queue_times(const json_t *trace, int32_t n_items, int32_t per_que
 json_t *av_profile_to_json(const av_profile_t *p);
 /* Every measurement, fit and occupancy comparison. Caller owns. */
 json_t *av_profile_details_json(const av_profile_t *p);
-/* spec (a sim/gpus/<name>.json document) with the measured figures of p and their sources:
+/* spec (a gpus/<name>.json document) with the measured figures of p and their sources:
  * hbm_bw_measured_GBps, launch_overhead_us, cta_fixed_us, bytes_in_flight_per_sm (lone-CTA
  * rate x the spec's latency: Little's law, as the engine uses it) and fp16_tensor_tflops
  * (the rate the kernels' mma.sync loop reaches, when measured). Caller owns. */

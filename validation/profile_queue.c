@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/json_util.h"
-#include "sim/occupancy.h"
+#include "core/json_util.h"
+#include "core/occupancy.h"
 #include "validation/executor.h"
 #include "validation/profile.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/occupancy.h"
+#include "core/occupancy.h"
 #include "validation/executor.h"
 #include "validation/profile.h"
 

@@ -1,0 +1,64 @@
+/* GPU specifications (gpus/<name>.json): every number the simulator and cost models use,
+ * each stored in the file with its source (datasheet, CUDA Programming Guide, measured). */
+#ifndef AV_GPU_H
+#define AV_GPU_H
+
+#include "core/error.h"
+
+typedef struct av_gpu {
+  char name[64];               /* file stem, e.g. "H200-SXM" */
+  char description[128];
+  int sm_arch;                 /* compute capability x10: 80, 89, 90 */
+  int sm_count;
+  /* Occupancy limits (CUDA Programming Guide, "Compute Capabilities" table). */
+  int max_threads_per_sm, max_warps_per_sm, max_ctas_per_sm, max_threads_per_cta;
+  int regs_per_sm, max_regs_per_thread, max_regs_per_cta;
+  int reg_alloc_unit;          /* registers per warp are allocated in units of this (256) */
+  int warp_alloc_granularity;  /* warps per CTA are rounded up to this for registers */
+  int smem_per_sm_bytes;       /* usable by CTAs on one SM */
+  int smem_per_cta_max_bytes;  /* opt-in maximum per CTA */
+  int smem_alloc_unit_bytes;   /* allocation granularity (128 on sm_80+) */
+  int smem_reserved_per_cta_bytes; /* system-reserved shared memory per CTA (1 KiB on sm_80+) */
+  /* Memory system. */
+  double hbm_bw_datasheet_GBps;
+  double hbm_bw_measured_GBps; /* device copy (read+write bytes) / time; 0 when unmeasured */
+  double l2_bytes;
+  double l2_bw_GBps;
+  double mem_latency_ns;
+  double bytes_in_flight_per_sm; /* what one SM can keep outstanding (limits a lone CTA) */
+  /* Compute. */
+  double clock_MHz;
+  double fp16_tensor_tflops;   /* dense */
+  double fp32_tflops;
+  /* Launch. */
+  double launch_overhead_us;
+  double cta_fixed_us;         /* per-CTA start/prologue/epilogue cost */
+  /* Optional (0 when a spec omits them; anvil profile measures both): from the last
+   * attention CTA's end to the merge's first CTA (the executor joins its streams with events,
+   * then launches the merge), and from the last CTA's end to the run's end event. */
+  double join_overhead_us;
+  double run_tail_us;
+  /* Optional (0 when omitted): what a grid CTA costs outside its own traced time (the block
+   * scheduler retiring one CTA and starting the next, the item-table read before the kernel's
+   * timer), and the gap between two launches of one stream that the host issued long before
+   * (the first kernel drains, the next starts). anvil profile measures both from traces. */
+  double cta_dispatch_us;
+  double stream_gap_us;
+} av_gpu_t;
+
+/* Effective HBM bandwidth the models use: measured when present, else 0.9 x datasheet. */
+double av_gpu_hbm_bw_GBps(const av_gpu_t *g);
+
+/* Loads gpus/<name>.json from `dir` (NULL = the built-in data directory). Unknown names
+ * give AV_ERR_NAME listing the available specs. */
+int av_gpu_load(const char *name, const char *dir, av_gpu_t *out, av_error_t *err);
+/* Loads a spec from an explicit file path. */
+int av_gpu_load_file(const char *path, av_gpu_t *out, av_error_t *err);
+/* Names of the available specs in `dir` (NULL = built-in), sorted. Caller frees the array
+ * and each string. */
+int av_gpu_list(const char *dir, char ***names, int *n, av_error_t *err);
+/* The directory holding the built-in data (GPU specs, kernels/variants.json): $ANVIL_DATA_DIR
+ * if set, else the source tree the build came from. */
+const char *av_data_dir(void);
+
+#endif

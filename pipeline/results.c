@@ -1,0 +1,207 @@
+/* `anvil run` results: the table a person reads and the JSON/CSV files analysis scripts
+ * read. Both files carry the same columns, built once per row (row_json), so they cannot
+ * drift apart. */
+#include "pipeline/files.h"
+#include "pipeline/results.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json_util.h"
+
+av_result_row_t *av_results_add(av_results_t *r) {
+  if (r->n == r->cap) {
+    int ncap = r->cap ? 2 * r->cap : 64;
+    av_result_row_t *nr = realloc(r->rows, (size_t)ncap * sizeof *nr);
+    if (!nr) return NULL;
+    r->rows = nr;
+    r->cap = ncap;
+  }
+  av_result_row_t *row = &r->rows[r->n++];
+  memset(row, 0, sizeof *row);
+  return row;
+}
+
+void av_results_free(av_results_t *r) {
+  free(r->rows);
+  memset(r, 0, sizeof *r);
+}
+
+static double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+/* One row's columns, in file order. */
+static json_t *row_json(const av_experiment_t *e, const av_result_row_t *x) {
+  const av_exp_batch_t *b = &e->batches[x->batch];
+  const av_heads_t *h = &b->w->heads;
+  const av_exp_sched_t *s = &e->scheds[x->sched];
+  json_t *o = json_object();
+  json_object_set_new(o, "gpu", json_string(e->gpus[x->gpu].name));
+  json_object_set_new(o, "workload", json_string(b->name));
+  json_object_set_new(o, "hq", json_integer(h->hq));
+  json_object_set_new(o, "hkv", json_integer(h->hkv));
+  json_object_set_new(o, "head_dim", json_integer(h->head_dim));
+  json_object_set_new(o, "dtype", json_string(av_dtype_name(h->dtype)));
+  json_object_set_new(o, "scheduler", json_string(s->label));
+  json_object_set_new(o, "scheduler_name", json_string(s->ops->name));
+  json_object_set_new(o, "params", json_string(x->params));
+  json_object_set_new(o, "requests", json_integer(x->ws.requests));
+  json_object_set_new(o, "nodes", json_integer(x->ws.nodes));
+  json_object_set_new(o, "depth", json_integer(x->ws.depth));
+  json_object_set_new(o, "items", json_integer(x->ps.items));
+  json_object_set_new(o, "launches", json_integer(x->ps.launches));
+  json_object_set_new(o, "partial_slots", json_integer(x->ps.partial_slots));
+  json_object_set_new(o, "unique_kv_bytes", json_real(x->ws.unique_kv_bytes));
+  json_object_set_new(o, "query_centric_kv_bytes", json_real(x->ws.query_centric_kv_bytes));
+  json_object_set_new(o, "sharing_ratio", json_real(x->ws.sharing_ratio));
+  json_object_set_new(o, "plan_kv_bytes", json_real(x->ps.kv_bytes));
+  json_object_set_new(o, "plan_partial_bytes", json_real(x->ps.partial_bytes));
+  json_object_set_new(o, "floor_us", json_real(x->floor_us));
+  json_object_set_new(o, "predicted_us", json_real(x->predicted_us));
+  json_object_set_new(o, "ratio_to_floor", json_real(ratio(x->predicted_us, x->floor_us)));
+  json_object_set_new(o, "partial_us", json_real(x->partial_us));
+  json_object_set_new(o, "merge_us", json_real(x->merge_us));
+  json_object_set_new(o, "hbm_bytes", json_real(x->hbm_bytes));
+  json_object_set_new(o, "l2_bytes", json_real(x->l2_bytes));
+  json_object_set_new(o, "achieved_bw_GBps", json_real(x->achieved_bw_GBps));
+  json_object_set_new(o, "bubble_frac", json_real(x->bubble_frac));
+  return o;
+}
+
+json_t *av_results_to_json(const av_experiment_t *e, const av_results_t *r) {
+  json_t *rows = json_array();
+  for (int i = 0; i < r->n; i++) json_array_append_new(rows, row_json(e, &r->rows[i]));
+  json_t *gpus = json_array();
+  for (int g = 0; g < e->n_gpus; g++) json_array_append_new(gpus, json_string(e->gpus[g].name));
+  json_t *scheds = json_array();
+  for (int s = 0; s < e->n_scheds; s++)
+    json_array_append_new(scheds, json_pack("{s:s, s:s, s:o}", "label", e->scheds[s].label,
+                                            "name", e->scheds[s].ops->name, "params",
+                                            av_params_to_json(&e->scheds[s].params)));
+  return json_pack("{s:s, s:s, s:s, s:o, s:{s:s, s:o}, s:o, s:i, s:i, s:o}", "experiment",
+                   e->name, "source", e->path, "sim", av_sim_model_name(e->sim),
+                   "gpus", gpus, "cost_model", "name", e->cost_ops->name, "params",
+                   av_params_to_json(&e->cost_params), "schedulers", scheds, "workloads",
+                   e->n_batches, "plans_checked", r->n, "rows", rows);
+}
+
+/* Appends s to the growing buffer. */
+typedef struct strbuf {
+  char *p;
+  size_t n, cap;
+  int oom;
+} strbuf_t;
+
+static void sb_put(strbuf_t *b, const char *s, size_t len) {
+  if (b->oom) return;
+  if (b->n + len + 1 > b->cap) {
+    size_t ncap = b->cap ? b->cap : 4096;
+    while (ncap < b->n + len + 1) ncap *= 2;
+    char *np = realloc(b->p, ncap);
+    if (!np) {
+      b->oom = 1;
+      return;
+    }
+    b->p = np;
+    b->cap = ncap;
+  }
+  memcpy(b->p + b->n, s, len);
+  b->n += len;
+  b->p[b->n] = '\0';
+}
+
+static void csv_value(strbuf_t *b, const json_t *v) {
+  char tmp[64];
+  if (json_is_integer(v)) {
+    snprintf(tmp, sizeof tmp, "%lld", (long long)json_integer_value(v));
+    sb_put(b, tmp, strlen(tmp));
+  } else if (json_is_real(v)) {
+    snprintf(tmp, sizeof tmp, "%.10g", json_real_value(v));
+    sb_put(b, tmp, strlen(tmp));
+  } else {
+    const char *s = json_string_value(v);
+    const size_t need = av_csv_field(NULL, 0, s);
+    char *q = malloc(need + 1);
+    if (!q) {
+      b->oom = 1;
+      return;
+    }
+    av_csv_field(q, need + 1, s);
+    sb_put(b, q, need);
+    free(q);
+  }
+}
+
+char *av_results_to_csv(const av_experiment_t *e, const av_results_t *r) {
+  strbuf_t b = {0};
+  for (int i = -1; i < r->n; i++) {
+    /* i = -1 writes the header from the first row's keys (a blank row when there are
+     * none, so the header exists even for an empty table). */
+    av_result_row_t blank = {0};
+    json_t *o = row_json(e, r->n ? &r->rows[i < 0 ? 0 : i] : &blank);
+    const char *key;
+    json_t *v;
+    int first = 1;
+    json_object_foreach(o, key, v) {
+      if (!first) sb_put(&b, ",", 1);
+      first = 0;
+      if (i < 0)
+        sb_put(&b, key, strlen(key));
+      else
+        csv_value(&b, v);
+    }
+    sb_put(&b, "\n", 1);
+    json_decref(o);
+  }
+  if (b.oom) {
+    free(b.p);
+    return NULL;
+  }
+  return b.p;
+}
+
+int av_results_write(const av_experiment_t *e, const av_results_t *r, const char *dir,
+                     av_error_t *err) {
+  char jpath[1100], cpath[1100];
+  snprintf(jpath, sizeof jpath, "%s/results.json", dir);
+  snprintf(cpath, sizeof cpath, "%s/results.csv", dir);
+  json_t *doc = av_results_to_json(e, r);
+  char *csv = av_results_to_csv(e, r);
+  int rc = (!doc || !csv) ? av_error_set(err, AV_ERR_NOMEM, dir, NULL, "out of memory") : AV_OK;
+  if (!rc) rc = av_mkdirs(dir, err);
+  if (!rc) rc = av_json_dump_file(doc, jpath, err);
+  if (!rc) {
+    rc = av_write_file_atomic(cpath, csv, strlen(csv), err);
+    if (rc) remove(jpath); /* both or neither */
+  }
+  json_decref(doc);
+  free(csv);
+  return rc;
+}
+
+static void heads_text(char *out, size_t size, const av_heads_t *h) {
+  snprintf(out, size, "%d/%d", h->hq, h->hkv);
+}
+
+void av_results_print(FILE *f, const av_experiment_t *e, const av_results_t *r,
+                      const char *dir) {
+  const double MB = 1e6;
+  int many_gpus = e->n_gpus > 1;
+  fprintf(f, "%s: %s, sim=%s, cost_model=%s\n", e->name, e->path,
+          av_sim_model_name(e->sim), e->cost_ops->name);
+  if (many_gpus) fprintf(f, "%-12s ", "gpu");
+  fprintf(f, "%-16s %-7s %-16s %7s %11s %11s %6s %10s %12s %8s\n", "workload", "heads",
+          "scheduler", "items", "unique_MB", "qc_KV_MB", "qc/u", "floor_us", "predicted_us",
+          "x_floor");
+  for (int i = 0; i < r->n; i++) {
+    const av_result_row_t *x = &r->rows[i];
+    char heads[32];
+    heads_text(heads, sizeof heads, &e->batches[x->batch].w->heads);
+    if (many_gpus) fprintf(f, "%-12s ", e->gpus[x->gpu].name);
+    fprintf(f, "%-16s %-7s %-16s %7d %11.2f %11.2f %6.2f %10.2f %12.2f %8.2f\n",
+            e->batches[x->batch].name, heads, e->scheds[x->sched].label, x->ps.items,
+            x->ws.unique_kv_bytes / MB, x->ws.query_centric_kv_bytes / MB, x->ws.sharing_ratio,
+            x->floor_us, x->predicted_us, ratio(x->predicted_us, x->floor_us));
+  }
+  if (dir) fprintf(f, "results: %s/results.json, %s/results.csv\n", dir, dir);
+  fprintf(f, "%s: %d workloads, %d plans checked\n", e->name, e->n_batches, r->n);
+}

@@ -1,0 +1,46 @@
+/* Results of `anvil run`: one row per (GPU, batch, scheduler), printed as a table and
+ * written as results.json and results.csv. Both files are written only after every row is
+ * computed, each atomically, so a failed run leaves no partial output. */
+#ifndef AV_CLI_RESULTS_H
+#define AV_CLI_RESULTS_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "pipeline/experiment.h"
+#include "core/error.h"
+#include "core/plan.h"
+#include "sim/sim.h"
+
+typedef struct av_result_row {
+  int gpu, batch, sched;             /* indices into the experiment */
+  av_workload_stats_t ws;
+  av_plan_stats_t ps;
+  double floor_us;                   /* unique KV bytes / HBM bandwidth */
+  double predicted_us, partial_us, merge_us;
+  double hbm_bytes, l2_bytes, achieved_bw_GBps, bubble_frac;
+  char params[256];                  /* the scheduler's parameters as planned */
+} av_result_row_t;
+
+typedef struct av_results {
+  int n, cap;
+  av_result_row_t *rows;
+} av_results_t;
+
+/* Appends a zeroed row; NULL when out of memory. */
+av_result_row_t *av_results_add(av_results_t *r);
+void av_results_free(av_results_t *r);
+
+/* The results document: experiment, model settings and every row. Caller owns. */
+json_t *av_results_to_json(const av_experiment_t *e, const av_results_t *r);
+/* CSV text, one header line then one line per row. Caller frees. */
+char *av_results_to_csv(const av_experiment_t *e, const av_results_t *r);
+/* Writes DIR/results.json and DIR/results.csv (creating DIR); on failure neither is left. */
+int av_results_write(const av_experiment_t *e, const av_results_t *r, const char *dir,
+                     av_error_t *err);
+/* The human table, then (when `dir` is given) where the files went; its last line is
+ * "<name>: N workloads, M plans checked". */
+void av_results_print(FILE *f, const av_experiment_t *e, const av_results_t *r,
+                      const char *dir);
+
+#endif
