@@ -441,4 +441,5 @@ const av_costmodel_ops_t av_cost_profile = {
     .create = profile_create,
     .destroy = profile_destroy,
     .estimate = profile_estimate,
+    .flags = AV_COST_MEASURED_CTAS | AV_COST_CORESIDENCY | AV_COST_START | AV_COST_MERGE,
 };

@@ -268,7 +268,7 @@ static void launch_curves(av__eng_t *e) {
   for (int32_t l = 0; l < e->n_launches; l++) {
     double *cv = &e->curve[(int64_t)l * K];
     for (int32_t k = 0; k < K; k++) cv[k] = 1.0;
-    if (!e->cta_caps || l >= p->n_launches) continue;
+    if (!e->cta_caps || !(e->cost_caps & AV_COST_CORESIDENCY) || l >= p->n_launches) continue;
     av_cost_query_t q = {.n_q = 1, .rows = 1, .kv_tokens = 2048,
                          .tile = p->launches[l].tile, .output = AV_OUT_PARTIAL};
     for (int32_t k = 2; k < K; k++) {
@@ -327,11 +327,13 @@ static void merge_calibrate(av__eng_t *e) {
   av_cost_query_t q = {.rows = e->merge_rows_per_cta};
   q.tile.kind = AV_KERNEL_MERGE;
   q.tile.m_rows = e->merge_rows_per_cta;
-  av_item_cost_t c1, c2, ck;
-  q.n_q = 1;
-  av_costmodel_estimate(e->in->cost, &q, &c1);
-  q.n_q = 2;
-  av_costmodel_estimate(e->in->cost, &q, &c2);
+  av_item_cost_t c1 = {0}, c2 = {0}, ck;
+  if (e->cost_caps & AV_COST_MERGE) {  /* else the spec's figures stay */
+    q.n_q = 1;
+    av_costmodel_estimate(e->in->cost, &q, &c1);
+    q.n_q = 2;
+    av_costmodel_estimate(e->in->cost, &q, &c2);
+  }
   if (!(c1.time_us > 0) || !(c2.time_us > 0)) {
     for (int32_t j = 0; j < e->merge_per_head; j++) e->merge_capj[j] = e->merge_cap;
     return;
@@ -393,7 +395,7 @@ static void merge_costs(av__eng_t *e) {
  * n_q = 0, no KV), else a working CTA's fixed cost from the spec. */
 static void empty_cost(av__eng_t *e) {
   e->empty_us = e->fixed_us;
-  if (!e->cta_caps) return;
+  if (!e->cta_caps || !(e->cost_caps & AV_COST_MERGE)) return;
   av_cost_query_t q = {.n_q = 0, .rows = 0, .kv_tokens = 0};
   q.tile.kind = AV_KERNEL_PERSISTENT;
   av_item_cost_t c;
@@ -525,8 +527,8 @@ int av__engine_run(const av__engine_in_t *in, av_sim_result_t *out, av_timeline_
   /* A measured cost model carries each CTA's own time and rate (item_calibrate); the spec's
    * in-flight figure then bounds each CTA that the model does not cover (merge CTAs), as a
    * lone CTA's rate, which is how anvil profile measures it (docs/simulator.md). */
-  e.cta_caps = in->cost && !in->durations_us &&
-               strcmp(av_costmodel_ops(in->cost)->name, "profile") == 0;
+  e.cost_caps = in->cost && !in->durations_us ? av_costmodel_ops(in->cost)->flags : 0;
+  e.cta_caps = (e.cost_caps & AV_COST_MEASURED_CTAS) != 0;
   e.merge_cap = e.C;
   e.token_bytes = 2.0 * p->heads.head_dim * av_dtype_bytes(p->heads.dtype);
   /* The L2 tracks KV in lines of whole paged blocks spanning >= 64 tokens: a CTA streams KV

@@ -98,9 +98,10 @@ typedef struct av__eng {
   double B, C, T, l2_cost;            /* bytes/us HBM, per-SM in-flight bound, flop/us per SM,
                                          HBM-equivalent cost of one L2 byte */
   double fixed_us, token_bytes;
-  /* Per-CTA calibration from a measured cost model ("profile", FlashForge §5.2): each CTA
-   * has its own standalone fixed cost and its own in-flight rate bound (its buffers, not the
-   * SM's), derived from C(n_q, n); the per-SM bound C is then not used. */
+  unsigned cost_caps;                 /* the cost model's AV_COST_* flags (0 for replays) */
+  /* Per-CTA calibration from a measured cost model (AV_COST_MEASURED_CTAS, FlashForge §5.2):
+   * each CTA has its own standalone fixed cost and its own in-flight rate bound (its
+   * buffers, not the SM's), derived from C(n_q, n); the per-SM bound C is then not used. */
   int cta_caps;
   double merge_cap;                   /* a merge CTA's rate bound (bytes/us) under cta_caps */
   /* Measured by the profile (cta_caps; docs/simulator.md "Merge"): a merge CTA takes

@@ -526,7 +526,7 @@ START_TEST(compute_shares_sm) {
 }
 END_TEST
 
-/* A measured cost model (named "profile", as the engine recognises it): a CTA alone takes
+/* A measured cost model (AV_COST_MEASURED_CTAS): a CTA alone takes
  * 3 us + its KV bytes at 10 GB/s (FlashForge §5.2's C(n_q, n), linear in n). */
 static void pc_estimate(const void *state, const av_cost_env_t *env, const av_cost_query_t *q,
                         av_item_cost_t *out) {
@@ -535,8 +535,9 @@ static void pc_estimate(const void *state, const av_cost_env_t *env, const av_co
   out->flops = 1e12;  /* inside the measured time: must not be simulated again */
   out->time_us = 3 + out->hbm_bytes / 1e4;
 }
-static const av_costmodel_ops_t pc_ops = {.name = "profile", .description = "test",
-                                          .estimate = pc_estimate};
+static const av_costmodel_ops_t pc_ops = {.name = "measured", .description = "test",
+                                          .estimate = pc_estimate,
+                                          .flags = AV_COST_MEASURED_CTAS};
 
 static double profile_case(int n_ctas, double hbm_GBps) {
   setup_variants(SMEM_K3);
