@@ -73,8 +73,16 @@ def code_before(lines, no, col):
 
 
 def tracked_sources(root):
-    out = subprocess.run(["git", "-C", root, "ls-files"], capture_output=True, text=True,
-                         check=True).stdout.split()
+    """The repository's C/CUDA sources: git's tracked files, else (an unpacked archive) every
+    such file outside build*/ and hidden folders."""
+    try:
+        out = subprocess.run(["git", "-C", root, "ls-files"], capture_output=True, text=True,
+                             check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        out = []
+        for d, dirs, files in os.walk(root):
+            dirs[:] = [x for x in dirs if not x.startswith((".", "build"))]
+            out += [os.path.relpath(os.path.join(d, f), root) for f in files]
     return [p for p in out if p.endswith(SOURCE_EXTS)]
 
 

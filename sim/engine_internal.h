@@ -184,5 +184,13 @@ int av__engine_loop(av__eng_t *e, av_error_t *err);
  * the charge of the e->n_starters CTAs one dispatch placed at their launch's start. */
 void av__engine_start_setup(av__eng_t *e);
 void av__engine_start_costs(av__eng_t *e);
+/* The merge launch (sim/engine_merge.c): requests with partial states, i.e. that the merge
+ * kernel combines (PAT §7); the merge tile and its rows per CTA; each merge CTA's bytes and
+ * rate (merge_bytes, merge_capj, merge_cold, calibrated under a measured model); and what an
+ * empty persistent CTA costs (empty_us). */
+int64_t av__engine_merge_requests(const av_plan_t *p);
+void av__engine_merge_shape(const av__eng_t *e, av_tile_t *tile, int32_t *rows_per_cta);
+void av__engine_merge_costs(av__eng_t *e);
+void av__engine_empty_cost(av__eng_t *e);
 
 #endif
