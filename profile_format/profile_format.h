@@ -164,9 +164,9 @@ int av_profile_write(const av_profile_t *p, const char *out_path, const char *sp
  * file stem, so the profile cost model and replays accept it as that GPU. */
 int av_profile_load_spec(const char *path, av_gpu_t *out, av_error_t *err);
 
-/* The "merge" key of the profile file (costmodels/profile_merge.h reads it). Caller owns. */
+/* The "merge" key of the profile file (profile_format/profile_read.h reads it). Caller owns. */
 json_t *av_profile_merge_json(const av_profile_t *p);
-/* The "start" key of the profile file (costmodels/profile_start.h reads it). Caller owns. */
+/* The "start" key of the profile file (profile_format/profile_read.h reads it). Caller owns. */
 json_t *av_profile_start_json(const av_profile_t *p);
 
 #endif

@@ -88,7 +88,7 @@ static json_t *queue_json(const av_profile_t *p) {
                    "variants", vs);
 }
 
-/* The optional "coresidency" key (costmodels/profile_coresidency.h reads it). */
+/* The optional "coresidency" key (profile_read_curves.c reads it). */
 static json_t *cores_json(const av_profile_t *p) {
   json_t *vs = json_array();
   for (int i = 0; i < p->n_cores; i++) {

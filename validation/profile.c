@@ -1,5 +1,6 @@
 /* Host side of the profiler (validation/profile.h): the measurement batches and plans, the
- * fits, and the three files. The measuring loop itself is validation/profile_run.c. */
+ * fits. The measuring loop itself is validation/profile_run.c; the files are written by
+ * profile_format/. */
 #include "proofs/proofs.h"
 #include "validation/profile.h"
 

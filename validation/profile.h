@@ -2,7 +2,7 @@
  * the `profile` cost model take as given — device copy bandwidth, kernel launch overhead,
  * each kernel variant's resident CTAs per SM, the rate and fixed cost of a lone CTA, and per
  * variant FlashForge §5.2's table C(n_q, n) of single-CTA times — and writes
- *   <out>.json         the profile, in the format costmodels/profile.c reads,
+ *   <out>.json         the profile, in the format profile_format/ reads and writes,
  *   <out>.spec.json    the GPU spec with the measured figures (gpus/ format),
  *   <out>.details.json every raw measurement and fit, for the record.
  * Host parts (workloads, plans, fits, files) work without a GPU and are unit-tested;
@@ -18,9 +18,8 @@
 #include "core/plan.h"
 #include "core/variants.h"
 #include "core/workload.h"
-#include "validation/executor.h"
-
 #include "profile_format/profile_format.h"
+#include "validation/executor.h"
 
 /* --- host helpers -------------------------------------------------------------------- */
 /* Measurement batch: one root per entry of kv (that many tokens), n_q requests ending at
