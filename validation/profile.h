@@ -59,7 +59,8 @@ av_plan_t *av_profile_cores_plan(const av_workload_t *w, const av_tile_t *tile,
 int av_profile_cores_slowdown(const double *dur_us, int n_k, double fixed_us, double *out,
                               av_error_t *err);
 /* Mean duration of a trace's attention CTAs (items 0 .. n_items-1, any head) and the span
- * from the first start to the last end. AV_ERR_INTERNAL when none was traced. */
+ * from the first start to the last end (validation/profile_trace.c). AV_ERR_INTERNAL when
+ * none was traced. */
 int av__profile_trace_stats(const json_t *trace, int32_t n_items, double *mean_us,
                             double *span_us, av_error_t *err);
 /* Least-squares line y = c0 + c1 x (GSL gsl_fit_linear) and its R^2. n >= 2. */
@@ -118,9 +119,10 @@ int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
  * the check fails, destroys it and returns NULL with err set. */
 av_plan_t *av__profile_finish_plan(av_plan_t *p, int ok, const av_workload_t *w,
                                    av_error_t *err);
-/* Copies twice the L2's size so the next run starts with a cold L2 (profile steps). */
+/* The profile steps' traced runs (validation/profile_trace.c): copies twice the L2's size so
+ * the next run starts with a cold L2; the executor options of one traced, unverified,
+ * untimed run. */
 int av__profile_flush_l2(const av_gpu_t *g, av_error_t *err);
-/* Executor options of one traced, unverified, untimed run (the profiler's measurements). */
 void av__profile_traced_opts(av_exec_opts_t *o);
 /* Measures the queue curve of every persistent variant at d 128 fp16 on device 0. */
 int av_profile_measure_queue(const av_gpu_t *g, const av_variants_t *vs,
