@@ -128,7 +128,7 @@ static int run_all(const av_gpu_t *gpu, const av_variants_t *vs, int runs, doubl
     if (rc) break;
     printf("%-18s %14.1f %8d %15.1f %8d %9.1fx\n", all[i]->name, us[0], items[0], us[1],
            items[1], us[0] > 0 ? us[1] / us[0] : 0.0);
-    if (strcmp(all[i]->name, "auto") != 0 && us[0] > *max256) *max256 = us[0];
+    if (!(all[i]->flags & AV_SCHED_SIMULATES_OTHERS) && us[0] > *max256) *max256 = us[0];
   }
   for (int b = 0; b < 2; b++) {
     av_costmodel_destroy(cost[b]);

@@ -13,10 +13,17 @@ static int find(const av_params_t *p, const char *name) {
   return -1;
 }
 
-static int choice_index(const av_param_def_t *d, const char *s) {
-  for (int i = 0; d->choices && d->choices[i]; i++)
-    if (strcmp(d->choices[i], s) == 0) return i;
-  return -1;
+int av_enum_parse(const char *const *names, const char *text, const char *source,
+                  const char *path, int *out, av_error_t *err) {
+  for (int i = 0; names && names[i]; i++)
+    if (strcmp(names[i], text) == 0) {
+      *out = i;
+      return AV_OK;
+    }
+  char list[512];
+  av_names_join(list, sizeof list, names, 0);
+  return av_error_set(err, AV_ERR_NAME, source, path, "unknown value '%s'; expected one of: %s",
+                      text, list);
 }
 
 static int valid_names(const av_params_t *p, char *out, size_t size) {
@@ -56,13 +63,9 @@ static int set_value(av_params_t *p, int i, const json_t *v, const av_jctx_t *c,
       if (!json_is_string(v))
         return av_error_set(c->err, AV_ERR_SCHEMA, c->source, where,
                             "expected one of the strings: %s", names);
-      int k = choice_index(d, json_string_value(v));
-      if (k < 0)
-        return av_error_set(c->err, AV_ERR_NAME, c->source, where,
-                            "unknown value '%s'; expected one of: %s", json_string_value(v),
-                            names);
-      p->num[i] = k;
-      return AV_OK;
+      int k, rc = av_enum_parse(d->choices, json_string_value(v), c->source, where, &k, c->err);
+      if (!rc) p->num[i] = k;
+      return rc;
     }
     case AV_PARAM_STRING: {
       if (!json_is_string(v))
@@ -175,6 +178,11 @@ int av_params_bool(const av_params_t *p, const char *name) {
 const char *av_params_enum(const av_params_t *p, const char *name) {
   int i = find(p, name);
   return i < 0 ? "" : p->defs[i].choices[(int)p->num[i]];
+}
+
+int av_params_choice(const av_params_t *p, const char *name) {
+  int i = find(p, name);
+  return i < 0 || p->defs[i].type != AV_PARAM_ENUM ? -1 : (int)p->num[i];
 }
 
 const char *av_params_string(const av_params_t *p, const char *name) {

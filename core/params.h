@@ -51,6 +51,14 @@ int64_t av_params_int(const av_params_t *p, const char *name);
 double av_params_double(const av_params_t *p, const char *name);
 int av_params_bool(const av_params_t *p, const char *name);
 const char *av_params_enum(const av_params_t *p, const char *name);
+/* An ENUM parameter's value as its index in the definition's choices, so callers switch on
+ * their own enum whose constants are declared in the choices' order (-1 when name is not an
+ * ENUM parameter: a programming error). */
+int av_params_choice(const av_params_t *p, const char *name);
+/* Maps text to its index in the NULL-terminated `names` by full name. AV_ERR_NAME naming
+ * source and path, and listing the valid names, when text is none of them. */
+int av_enum_parse(const char *const *names, const char *text, const char *source,
+                  const char *path, int *out, av_error_t *err);
 /* STRING value (borrowed from p); "" when name is not a STRING parameter. */
 const char *av_params_string(const av_params_t *p, const char *name);
 

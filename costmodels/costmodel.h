@@ -49,6 +49,19 @@ typedef struct av_cost_env {
 
 typedef struct av_costmodel av_costmodel_t;
 
+/* What a cost model provides beyond time, bytes and FLOPs (av_costmodel_ops_t.flags); the
+ * simulator asks only for what the model declares. */
+enum {
+  /* time_us is a measured lone CTA's time (FlashForge §5.2's C(n_q, n)): the engine derives
+   * each CTA's own fixed cost and rate bound from it and streams whole KV boxes */
+  AV_COST_MEASURED_CTAS = 1u << 0,
+  AV_COST_CORESIDENCY = 1u << 1,  /* answers q.coresident with a slowdown */
+  AV_COST_START = 1u << 2,        /* answers q.starting with start_us */
+  /* answers merge CTA queries (tile kind merge, n_q = states per row) and empty persistent
+   * CTA queries (n_q = 0, kv_tokens = 0) with measured times */
+  AV_COST_MERGE = 1u << 3,
+};
+
 typedef struct av_costmodel_ops {
   const char *name;
   const char *description;        /* one line for `anvil list` */
@@ -61,6 +74,7 @@ typedef struct av_costmodel_ops {
   /* Fills *out for q. Must be pure (same inputs, same output) and allocation-free. */
   void (*estimate)(const void *state, const av_cost_env_t *env, const av_cost_query_t *q,
                    av_item_cost_t *out);
+  unsigned flags;                 /* AV_COST_* above */
 } av_costmodel_ops_t;
 
 /* Registry. */

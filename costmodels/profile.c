@@ -17,6 +17,7 @@
 #include "costmodels/profile_coresidency.h"
 #include "costmodels/profile_merge.h"
 #include "costmodels/profile_start.h"
+#include "profile_format/profile_read.h"
 
 static const av_param_def_t profile_params[] = {
     {.name = "path", .type = AV_PARAM_STRING, .def = "",
@@ -37,6 +38,7 @@ typedef struct {
 } profile_table_t;
 
 typedef struct {
+  av_profile_doc_t doc;   /* as read; the tables borrow its times */
   int n;
   profile_table_t *t;
   av__cores_t cores;      /* the optional co-residency curves (profile_coresidency.h) */
@@ -55,139 +57,33 @@ static void profile_destroy(void *state) {
   av__cores_free(&s->cores);
   av__merge_free(&s->merge);
   av__start_free(&s->start);
+  av_profile_doc_free(&s->doc);
   free(s);
 }
 
-/* A strictly increasing positive grid axis at `path`.key. Caller frees *vals. */
-static int read_axis(const av_jctx_t *c, const json_t *obj, const char *path, const char *key,
-                     int64_t **vals, size_t *n) {
-  int rc = av_json_get_int_array(c, obj, path, key, 1, 0, 1, INT64_C(1) << 40, vals, n);
-  if (rc) return rc;
-  char where[256], item[256];
-  av_jpath_key(where, sizeof where, path, key);
-  if (*n < 2)
-    return av_error_set(c->err, AV_ERR_SCHEMA, c->source, where,
-                        "a grid axis needs at least 2 points to interpolate, got %zu", *n);
-  for (size_t i = 1; i < *n; i++)
-    if ((*vals)[i] <= (*vals)[i - 1]) {
-      av_jpath_index(item, sizeof item, where, i);
-      return av_error_set(c->err, AV_ERR_SCHEMA, c->source, item,
-                          "grid must be strictly increasing: %lld follows %lld",
-                          (long long)(*vals)[i], (long long)(*vals)[i - 1]);
-    }
-  return AV_OK;
-}
-
-/* time_us: nq rows of n columns, each a positive number. Fills t->z. */
-static int read_times(const av_jctx_t *c, const json_t *obj, const char *path,
-                      profile_table_t *t) {
-  char where[256], row_path[256], item[256];
-  av_jpath_key(where, sizeof where, path, "time_us");
-  const json_t *rows = json_object_get(obj, "time_us");
-  if (!rows)
-    return av_error_set(c->err, AV_ERR_SCHEMA, c->source, where,
-                        "missing key 'time_us' (an array of %zu rows of %zu times)", t->nx,
-                        t->ny);
-  if (av_json_expect_array(c, rows, where)) return c->err ? c->err->code : AV_ERR_SCHEMA;
-  if (json_array_size(rows) != t->nx)
-    return av_error_set(c->err, AV_ERR_MISMATCH, c->source, where,
-                        "expected %zu rows (one per n_q), got %zu", t->nx,
-                        json_array_size(rows));
-  for (size_t i = 0; i < t->nx; i++) {
-    const json_t *row = json_array_get(rows, i);
-    av_jpath_index(row_path, sizeof row_path, where, i);
-    if (av_json_expect_array(c, row, row_path)) return c->err ? c->err->code : AV_ERR_SCHEMA;
-    if (json_array_size(row) != t->ny)
-      return av_error_set(c->err, AV_ERR_MISMATCH, c->source, row_path,
-                          "expected %zu times (one per n_kv), got %zu", t->ny,
-                          json_array_size(row));
-    for (size_t j = 0; j < t->ny; j++) {
-      av_jpath_index(item, sizeof item, row_path, j);
-      double v;
-      int rc = av_json_as_double(c, json_array_get(row, j), item, 1e-6, 1e9, &v);
-      if (rc) return rc;
-      t->z[j * t->nx + i] = v;
-    }
-  }
-  return AV_OK;
-}
-
-static int parse_dtype(const av_jctx_t *c, const char *path, const char *name,
-                       av_dtype_t *out) {
-  for (int d = AV_DTYPE_FP16; d <= AV_DTYPE_BF16; d++)
-    if (strcmp(name, av_dtype_name((av_dtype_t)d)) == 0) {
-      *out = (av_dtype_t)d;
-      return AV_OK;
-    }
-  return av_error_set(c->err, AV_ERR_NAME, c->source, path,
-                      "unknown dtype '%s'; expected one of: %s, %s", name,
-                      av_dtype_name(AV_DTYPE_FP16), av_dtype_name(AV_DTYPE_BF16));
-}
-
-/* The tile keys are those of kernels/variants.json; the grid's KV axis is "n_kv" (FlashForge's
- * n) because "n" already names the tile's KV width. */
-static const char *const variant_keys[] = {"kind", "m", "n", "warps", "head_dim", "dtype",
-                                           "n_q", "n_kv", "time_us", NULL};
-
-/* One entry of "variants": its key, grid and times, and the GSL interpolator. */
-static int read_table(const av_jctx_t *c, const json_t *obj, const char *path,
-                      profile_table_t *t) {
-  int rc;
-  char where[256];
-  const char *kind, *dtype;
-  int64_t m, n, warps, hd;
-  if ((rc = av_json_expect_object(c, obj, path)) ||
-      (rc = av_json_check_keys(c, obj, path, variant_keys)) ||
-      (rc = av_json_get_string(c, obj, path, "kind", 1, NULL, &kind)) ||
-      (rc = av_json_get_int(c, obj, path, "m", 1, 0, 1, 4096, &m)) ||
-      (rc = av_json_get_int(c, obj, path, "n", 1, 0, 1, 65536, &n)) ||
-      (rc = av_json_get_int(c, obj, path, "warps", 1, 0, 1, 32, &warps)) ||
-      (rc = av_json_get_int(c, obj, path, "head_dim", 1, 0, 1, 1024, &hd)) ||
-      (rc = av_json_get_string(c, obj, path, "dtype", 1, NULL, &dtype)))
-    return rc;
-  av_jpath_key(where, sizeof where, path, "kind");
-  if (av_kernel_kind_from_name(kind, &t->tile.kind))
-    return av_error_set(c->err, AV_ERR_NAME, c->source, where,
-                        "unknown kernel kind '%s'; expected one of: partial, persistent, "
-                        "decode, merge", kind);
-  av_jpath_key(where, sizeof where, path, "dtype");
-  if ((rc = parse_dtype(c, where, dtype, &t->dtype))) return rc;
-  t->tile.m_rows = (int)m;
-  t->tile.n_tokens = (int)n;
-  t->tile.warps = (int)warps;
-  t->head_dim = (int)hd;
-
-  int64_t *nq = NULL, *nk = NULL;
-  size_t nx = 0, ny = 0;
-  if ((rc = read_axis(c, obj, path, "n_q", &nq, &nx)) ||
-      (rc = read_axis(c, obj, path, "n_kv", &nk, &ny))) {
-    free(nq);
-    free(nk);
-    return rc;
-  }
+/* Table t from grid g (whose times it borrows): log axes and the GSL interpolator. */
+static int table_setup(profile_table_t *t, const av_profile_grid_t *g, const char *source,
+                       const char *path, av_error_t *err) {
+  const size_t nx = g->nx, ny = g->ny;
+  t->tile = g->tile;
+  t->head_dim = g->head_dim;
+  t->dtype = g->dtype;
   t->nx = nx;
   t->ny = ny;
-  /* one allocation: x[nx], y[ny], n_lin[ny], z[nx*ny] */
-  t->x = malloc(sizeof(double) * (nx + 2 * ny + nx * ny));
-  if (!t->x) {
-    free(nq);
-    free(nk);
-    return av_error_set(c->err, AV_ERR_NOMEM, c->source, path, "out of memory");
-  }
+  /* one allocation: x[nx], y[ny], n_lin[ny] */
+  t->x = malloc(sizeof(double) * (nx + 2 * ny));
+  if (!t->x) return av_error_set(err, AV_ERR_NOMEM, source, path, "out of memory");
   t->y = t->x + nx;
   t->n_lin = t->y + ny;
-  t->z = t->n_lin + ny;
-  for (size_t i = 0; i < nx; i++) t->x[i] = log((double)nq[i]);
+  t->z = g->time_us;
+  for (size_t i = 0; i < nx; i++) t->x[i] = log((double)g->n_q[i]);
   for (size_t j = 0; j < ny; j++) {
-    t->y[j] = log((double)nk[j]);
-    t->n_lin[j] = (double)nk[j];
+    t->y[j] = log((double)g->n_kv[j]);
+    t->n_lin[j] = (double)g->n_kv[j];
   }
-  free(nq);
-  free(nk);
-  if ((rc = read_times(c, obj, path, t))) return rc;
   t->interp = gsl_interp2d_alloc(gsl_interp2d_bilinear, nx, ny);
   if (!t->interp || gsl_interp2d_init(t->interp, t->x, t->y, t->z, nx, ny))
-    return av_error_set(c->err, AV_ERR_INTERNAL, c->source, path,
+    return av_error_set(err, AV_ERR_INTERNAL, source, path,
                         "GSL could not set up the interpolation");
   return AV_OK;
 }
@@ -206,48 +102,27 @@ static const profile_table_t *find_table(const profile_state_t *s, const av_tile
   return NULL;
 }
 
-static const char *const top_keys[] = {"gpu",   "variants", "command", "notes", "coresidency",
-                                        "merge", "start",    NULL};
-
-static int read_profile(const av_jctx_t *c, const json_t *root, const av_cost_env_t *env,
-                        int check_gpu, profile_state_t *s) {
-  int rc;
-  const char *gpu;
-  if ((rc = av_json_expect_object(c, root, "")) ||
-      (rc = av_json_check_keys(c, root, "", top_keys)) ||
-      (rc = av_json_get_string(c, root, "", "gpu", 1, NULL, &gpu)))
-    return rc;
+/* The document as read, checked against the experiment's GPU, becomes the model's state:
+ * tables with their interpolation, curves, merge and start measurements. */
+static int profile_setup(av_profile_doc_t *d, const av_cost_env_t *env, int check_gpu,
+                         const char *source, profile_state_t *s, av_error_t *err) {
   /* A profile measured on one GPU is never applied to another (issue 5). */
-  if (check_gpu && strcmp(gpu, env->gpu->name) != 0)
-    return av_error_set(c->err, AV_ERR_MISMATCH, c->source, "gpu",
+  if (check_gpu && strcmp(d->gpu, env->gpu->name) != 0)
+    return av_error_set(err, AV_ERR_MISMATCH, source, "gpu",
                         "profile was measured on '%s' but the experiment's GPU is '%s'; "
-                        "profile this GPU or set check_gpu=false", gpu, env->gpu->name);
-  const json_t *vs = json_object_get(root, "variants");
-  if (!vs)
-    return av_error_set(c->err, AV_ERR_SCHEMA, c->source, "variants",
-                        "missing key 'variants' (an array of per-variant tables)");
-  if ((rc = av_json_expect_array(c, vs, "variants"))) return rc;
-  s->t = calloc(json_array_size(vs) + 1, sizeof *s->t);
-  if (!s->t) return av_error_set(c->err, AV_ERR_NOMEM, c->source, "variants", "out of memory");
-  for (size_t i = 0; i < json_array_size(vs); i++) {
+                        "profile this GPU or set check_gpu=false", d->gpu, env->gpu->name);
+  s->t = calloc((size_t)d->n + 1, sizeof *s->t);
+  if (!s->t) return av_error_set(err, AV_ERR_NOMEM, source, "variants", "out of memory");
+  for (int i = 0; i < d->n; i++) {
     char where[64];
-    av_jpath_index(where, sizeof where, "variants", i);
-    profile_table_t *t = &s->t[s->n++];
-    if ((rc = read_table(c, json_array_get(vs, i), where, t))) return rc;
-    for (int k = 0; k + 1 < s->n; k++)
-      if (same_key(&s->t[k], t))
-        return av_error_set(c->err, AV_ERR_SCHEMA, c->source, where,
-                            "duplicate variant (same kind, m, n, warps, head_dim, dtype as "
-                            "variants[%d])", k);
+    av_jpath_index(where, sizeof where, "variants", (size_t)i);
+    int rc = table_setup(&s->t[s->n++], &d->t[i], source, where, err);
+    if (rc) return rc;
   }
-  /* Optional (profiles before the co-residency step lack it: the engine then models CTAs
-   * sharing an SM as it did, each at its lone rate). */
-  if ((rc = av__cores_read(c, root, &s->cores))) return rc;
-  /* Optional too: without it the engine charges merge CTAs and empty persistent CTAs with
-   * the spec's figures. */
-  if ((rc = av__merge_read(c, root, &s->merge))) return rc;
-  /* Optional (session 11's start step); profile_create falls back on the queue step. */
-  return av__start_read(c, root, &s->start);
+  int rc = av__cores_setup(&s->cores, &d->cores, source, err);
+  if (!rc) rc = av__merge_setup(&s->merge, &d->merge, source, err);
+  if (!rc) rc = av__start_setup(&s->start, &d->start, source, err);
+  return rc;
 }
 
 /* Every compiled variant the batch can use must have a table: a scheduler may pick any. */
@@ -295,7 +170,8 @@ static int profile_create(const av_params_t *p, const av_cost_env_t *env, void *
     return AV_ERR_NOMEM;
   }
   av_jctx_t c = {.source = path, .err = err};
-  rc = read_profile(&c, root, env, av_params_bool(p, "check_gpu"), s);
+  rc = av_profile_read(&c, root, &s->doc);
+  if (!rc) rc = profile_setup(&s->doc, env, av_params_bool(p, "check_gpu"), path, s, err);
   if (!rc) rc = check_coverage(&c, env, s);
   json_decref(root);
   if (!rc) rc = start_setup(s, env, path, err);
@@ -349,7 +225,7 @@ static double table_time(const profile_table_t *t, double rows, double kv) {
 #define CAL_N1 8192
 #define CAL_N2 16384
 
-static void start_lone(const void *ctx, const av__start_variant_t *v, int32_t rows, int64_t kv,
+static void start_lone(const void *ctx, const av_profile_start_wave_t *v, int32_t rows, int64_t kv,
                        double *time_us, double *cap) {
   const profile_state_t *s = ctx;
   const av_heads_t h = {.hq = 1, .hkv = 1, .head_dim = v->head_dim, .dtype = v->dtype};
@@ -383,8 +259,11 @@ static int start_setup(profile_state_t *s, const av_cost_env_t *env, const char 
     av_error_clear(&ignore);
     if (access(dpath, R_OK) == 0 && av_json_load_file(dpath, &d, &ignore) == AV_OK) {
       av_jctx_t c = {.source = dpath, .err = err};
+      av_profile_starts_t q;
+      rc = av_profile_read_queue(&c, d, &q);
       av__start_free(&s->start);
-      rc = av__start_read_queue(&c, d, &s->start);
+      if (!rc) rc = av__start_setup(&s->start, &q, dpath, err);
+      av_profile_starts_free(&q);
       json_decref(d);
     }
   }
@@ -441,4 +320,5 @@ const av_costmodel_ops_t av_cost_profile = {
     .create = profile_create,
     .destroy = profile_destroy,
     .estimate = profile_estimate,
+    .flags = AV_COST_MEASURED_CTAS | AV_COST_CORESIDENCY | AV_COST_START | AV_COST_MERGE,
 };

@@ -10,8 +10,9 @@
  *     m, against the same CTA alone (C);
  *   - else the .details.json file's "queue" key (the queue step, session 7): a full wave of
  *     persistent queues' first items against one queue alone.
- * This file parses both and interpolates; the derivation of the cost from the raw times needs
- * the C tables and curves and is costmodels/profile.c's. Not a public API. */
+ * profile_format/ reads both; this file derives the cost from them and interpolates (the
+ * derivation needs the C tables and curves, which costmodels/profile.c hands it). Not a
+ * public API. */
 #ifndef AV_PROFILE_START_H
 #define AV_PROFILE_START_H
 
@@ -19,44 +20,26 @@
 #include <stdint.h>
 
 #include "costmodels/profile_coresidency.h"
-#include "core/json_util.h"
 #include "core/plan.h"
+#include "profile_format/profile_read.h"
 
-#define AV__START_MAX_PTS 16              /* wave sizes per variant */
-#define AV__START_MAX_ROWS 4              /* query-row counts per wave */
-#define AV__START_MAX_KV 4                /* KV lengths per wave */
+#define AV__START_MAX_PTS AV_PROFILE_START_MAX_PTS
+#define AV__START_MAX_ROWS AV_PROFILE_START_MAX_ROWS
 #define AV__START_SHORT_TOKENS 128        /* longest item whose wave measures the start cost */
 
-typedef struct av__start_variant {
-  av_tile_t tile;
-  int head_dim;
-  av_dtype_t dtype;
-  int n;                                  /* wave sizes measured */
-  int32_t ctas[AV__START_MAX_PTS];        /* CTAs that started together, increasing */
-  int n_rows;
-  int32_t rows[AV__START_MAX_ROWS];       /* query rows of each CTA's item, increasing */
-  int n_kv;
-  int64_t kv[AV__START_MAX_KV];           /* KV tokens of each CTA's item */
-  /* mean CTA (first item) time in the wave, and the same CTA alone (NAN: C(rows, kv) of
-   * the variant's table) */
-  double dur_us[AV__START_MAX_PTS][AV__START_MAX_ROWS][AV__START_MAX_KV];
-  double lone_us[AV__START_MAX_ROWS][AV__START_MAX_KV];
-  double delta_us[AV__START_MAX_PTS][AV__START_MAX_ROWS]; /* the start cost (derived) */
-} av__start_variant_t;
-
+/* The waves as read (profile_format/profile_read.h) and the start cost derived from them. */
 typedef struct av__start {
   int n;
-  av__start_variant_t *v;                 /* owned */
+  av_profile_start_wave_t *v;             /* owned */
   const char *from;                       /* "start", "queue" or NULL (nothing measured) */
+  double (*delta_us)[AV__START_MAX_PTS][AV__START_MAX_ROWS]; /* per wave: the start cost at
+                                             each (wave size, query rows), av__start_derive */
 } av__start_t;
 
-/* Reads root's "start" object (the profile file; absent = n 0, AV_OK). Errors name the file
- * and the key path. *out is zeroed first; free it with av__start_free even on error. */
-int av__start_read(const av_jctx_t *c, const json_t *root, av__start_t *out);
-/* Reads the "queue" object of a .details.json document: per persistent variant one point,
- * ctas = loaded_ctas, one query row, dur = loaded_first_us, lone = first_us (absent = n 0,
- * AV_OK). */
-int av__start_read_queue(const av_jctx_t *c, const json_t *details, av__start_t *out);
+/* Takes the waves of `read` (left empty). AV_ERR_NOMEM naming source; free s with
+ * av__start_free even on error. */
+int av__start_setup(av__start_t *s, av_profile_starts_t *read, const char *source,
+                    av_error_t *err);
 void av__start_free(av__start_t *s);
 /* What the derivation needs from the rest of the profile model. */
 typedef struct av__start_env {
@@ -66,7 +49,7 @@ typedef struct av__start_env {
   /* v's lone CTA of `rows` query rows over kv tokens: its time C(rows, kv) and its own
    * streaming bound (bytes/us, 1 / the slope of C), as the engine calibrates an item
    * (sim/engine.c item_calibrate) */
-  void (*lone)(const void *ctx, const av__start_variant_t *v, int32_t rows, int64_t kv,
+  void (*lone)(const void *ctx, const av_profile_start_wave_t *v, int32_t rows, int64_t kv,
                double *time_us, double *cap);
   const void *ctx;
 } av__start_env_t;
@@ -85,7 +68,7 @@ void av__start_derive(av__start_t *s, const av__start_env_t *env);
 int av__start_discount(const av__start_t *s, av__cores_t *cores, int sm_count);
 /* The measured variant nearest to (tile, head_dim, dtype) (av__profile_tile_distance); NULL
  * when nothing was measured. */
-const av__start_variant_t *av__start_find(const av__start_t *s, const av_tile_t *tile,
+const av_profile_start_wave_t *av__start_find(const av__start_t *s, const av_tile_t *tile,
                                           int head_dim, av_dtype_t dtype);
 /* The start cost of a CTA of `tile` with `rows` query rows when `ctas` CTAs start together:
  * linear in ctas through (0, 0) and the measured points (each starting CTA adds its

@@ -310,6 +310,27 @@ static void collection_prefix(char *out, size_t size, const char *path) {
   snprintf(out, size, "%.*s", (int)(n ? n : strlen(base)), base);
 }
 
+/* Every id a collection spec asks for (at ids_path) must be a tree of the file, once. */
+static int check_ids(const av_jctx_t *c, const char *ids_path, const int64_t *ids,
+                     size_t n_ids, const int64_t *tree_ids, size_t n_trees, const char *file) {
+  int rc = AV_OK;
+  for (size_t q = 0; rc == AV_OK && q < n_ids; q++) {
+    char ip[160];
+    av_jpath_index(ip, sizeof ip, ids_path, q);
+    int hit = 0;
+    for (size_t k = 0; k < n_trees; k++) hit |= tree_ids[k] == ids[q];
+    for (size_t r = 0; r < q; r++)
+      if (ids[r] == ids[q])
+        rc = av_error_set(c->err, AV_ERR_SCHEMA, c->source, ip, "tree id %lld is listed twice",
+                          (long long)ids[q]);
+    if (rc == AV_OK && !hit)
+      rc = av_error_set(c->err, AV_ERR_RANGE, c->source, ip,
+                        "no tree with id %lld in %s (it has %zu trees)", (long long)ids[q],
+                        file, n_trees);
+  }
+  return rc;
+}
+
 /* {"kind": "collection", "path": ..., "ids": [...], "prefix": ...}: the trees of a
  * published collection (the PAT/FastTree files in experiments/workloads/), each a levels
  * batch named <prefix>-<id>. */
@@ -369,21 +390,7 @@ static int expand_collection(const av_jctx_t *c, av_experiment_t *e, int *cap,
         av_json_get_int(&fc, t, tp, "id", 1, 0, 0, INT32_MAX, &tree_ids[k]))
       rc = fail_code(&fc);
   }
-  /* Every requested id must exist, once. */
-  for (size_t q = 0; rc == AV_OK && q < n_ids; q++) {
-    char ip[160];
-    av_jpath_index(ip, sizeof ip, ids_path, q);
-    int hit = 0;
-    for (size_t k = 0; k < n_trees; k++) hit |= tree_ids[k] == ids[q];
-    for (size_t r = 0; r < q; r++)
-      if (ids[r] == ids[q])
-        rc = av_error_set(c->err, AV_ERR_SCHEMA, c->source, ip, "tree id %lld is listed twice",
-                          (long long)ids[q]);
-    if (rc == AV_OK && !hit)
-      rc = av_error_set(c->err, AV_ERR_RANGE, c->source, ip,
-                        "no tree with id %lld in %s (it has %zu trees)", (long long)ids[q],
-                        file, n_trees);
-  }
+  if (rc == AV_OK) rc = check_ids(c, ids_path, ids, n_ids, tree_ids, n_trees, file);
   size_t n_sel = ids ? n_ids : n_trees;
   for (size_t q = 0; rc == AV_OK && q < n_sel; q++) {
     size_t k = 0;

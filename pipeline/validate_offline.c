@@ -137,7 +137,7 @@ static int pair(octx_t *c, int bi, int si, const av_costmodel_t *cost, av_vseen_
   const int twin = rc ? -1 : av_vseen_find(sp, plan);
   if (!rc) {
     meas = row;
-    if (strcmp(s->ops->name, "auto") == 0) {
+    if (s->ops->flags & AV_SCHED_SIMULATES_OTHERS) {
       char now[96], was[96];
       auto_choice(plan->params, now, sizeof now);
       auto_choice(jstr(row, "params"), was, sizeof was);

@@ -43,7 +43,7 @@ static void rank_opts(const av_experiment_t *e, uint8_t *ranked, av_cmp_opts_t *
   o->focus = -1;
   o->tol = TOL;
   for (int s = 0; s < e->n_scheds; s++) {
-    int is_auto = strcmp(e->scheds[s].ops->name, "auto") == 0;
+    int is_auto = (e->scheds[s].ops->flags & AV_SCHED_SIMULATES_OTHERS) != 0;
     ranked[s] = !is_auto;
     if (is_auto && o->focus < 0) o->focus = s;
   }

@@ -74,8 +74,8 @@ static int auto_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_pl
                      av_error_t *err) {
   *out = NULL;
   av_sim_model_t model = AV_SIM_ENGINE;
-  if (av_sim_model_from_name(av_params_enum(params, "model"), &model))
-    return av_error_set(err, AV_ERR_INTERNAL, NULL, "model", "unknown simulator model");
+  int rc = av_sim_model_lookup(av_params_enum(params, "model"), NULL, "model", &model, err);
+  if (rc) return rc;
   /* The simulator needs a cost model for per-item fixed costs; without one from the
    * experiment, the roofline model stands in. */
   av_costmodel_t *own = NULL;
@@ -93,10 +93,10 @@ static int auto_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_pl
   const av_scheduler_ops_t *const *all = av_scheduler_all(&n_ops);
   av_plan_t *best = NULL;
   double best_us = 0.0, second_us = 0.0;
-  int rc = AV_OK, have_second = 0;
+  int have_second = 0;
   char best_name[96] = "", second_name[96] = "";
   for (int i = 0; i < n_ops && rc == AV_OK; i++) {
-    if (all[i] == &av_sched_auto) continue;
+    if (all[i]->flags & AV_SCHED_SIMULATES_OTHERS) continue;
     /* the defaults, then each policy alternative the scheduler declares (PAT's compute cost
      * model, serial streams, ...: measured best on some batches, docs/validation.md) */
     const char *const *alts = all[i]->alternatives;
@@ -154,4 +154,5 @@ const av_scheduler_ops_t av_sched_auto = {
                    "alternatives) and keeps the predicted fastest",
     .params = auto_params,
     .plan = auto_plan,
+    .flags = AV_SCHED_SIMULATES_OTHERS,
 };

@@ -11,6 +11,8 @@
 
 #include "schedulers/sched_util.h"
 
+/* "launch", in the order of launch_choices */
+enum { GD_LAUNCH_PERSISTENT, GD_LAUNCH_GRID };
 static const char *const launch_choices[] = {"persistent", "grid", NULL};
 
 static const av_param_def_t gd_params[] = {
@@ -399,7 +401,8 @@ static int gd_setup(gd_t *g, const av_sched_ctx_t *ctx, const av_params_t *param
   int rc;
   int32_t per_cta;
   av_kernel_kind_t kind =
-      av_params_enum(params, "launch")[0] == 'p' ? AV_KERNEL_PERSISTENT : AV_KERNEL_PARTIAL;
+      av_params_choice(params, "launch") == GD_LAUNCH_PERSISTENT ? AV_KERNEL_PERSISTENT
+                                                                  : AV_KERNEL_PARTIAL;
   if (!ctx->cost)
     return av_error_set(err, AV_ERR_UNSUPPORTED, NULL, NULL,
                         "greedy_division needs a cost model (C_est of FlashForge Eq. 6)");
@@ -515,7 +518,7 @@ static int gd_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_plan
     lpt(&g, g.runs, n_runs, n_jobs, INFINITY, g.best_cta);
   }
   place_pieces(&g, n, pieces);
-  int persistent = av_params_enum(params, "launch")[0] == 'p';
+  int persistent = av_params_choice(params, "launch") == GD_LAUNCH_PERSISTENT;
   int32_t ctas = g.p < n ? g.p : n;
   if (!persistent)
     for (int32_t i = 0; i < n; i++) pieces[i].cta = pieces[i].order = -1;

@@ -47,13 +47,13 @@ int av__sched_plan_divided(const av_sched_ctx_t *ctx, const av_params_t *params,
                            const char *name, av_plan_t **out, av_error_t *err) {
   const av_workload_t *w = ctx->workload;
   int32_t per_cta;
-  const char *launch = av_params_enum(params, "launch");
+  const int launch = av_params_choice(params, "launch");
   const av_kernel_kind_t kind =
-      launch && launch[0] == 'p' ? AV_KERNEL_PERSISTENT : AV_KERNEL_PARTIAL;
+      launch == AV_SCHED_LAUNCH_PERSISTENT ? AV_KERNEL_PERSISTENT : AV_KERNEL_PARTIAL;
   /* beside places the largest tile's grid and the smaller tiles beside it: per shape by
    * construction, whatever "tiles" says */
-  const int beside = launch && launch[0] == 'b';
-  const int single = !beside && av_params_enum(params, "tiles")[0] == 's';
+  const int beside = launch == AV_SCHED_LAUNCH_BESIDE;
+  const int single = !beside && av_params_choice(params, "tiles") == AV_SCHED_TILES_SINGLE;
   int rc = av_sched_max_queries(ctx, kind, &per_cta, err);
   if (rc) return rc;
   const int prefer_n = (int)av_params_int(params, "tile_n");

@@ -9,6 +9,8 @@
 
 #include "schedulers/sched_util.h"
 
+/* Each policy parameter has the PAT default first and its ablation second (choice 1). */
+enum { PP_DEFAULT, PP_ALTERNATIVE };
 static const char *const packing_choices[] = {"profit", "naive", NULL};
 static const char *const cost_choices[] = {"memory", "compute", NULL};
 static const char *const tiles_choices[] = {"multi", "fixed", NULL};
@@ -163,12 +165,12 @@ static void pp_rates(const av_sched_ctx_t *ctx, pp_cfg_t *c) {
 static int pp_config(const av_sched_ctx_t *ctx, const av_params_t *p, pp_cfg_t *c,
                      av_error_t *err) {
   memset(c, 0, sizeof *c);
-  c->naive = strcmp(av_params_enum(p, "packing"), "naive") == 0;
-  c->compute = strcmp(av_params_enum(p, "cost"), "compute") == 0;
-  c->fixed = strcmp(av_params_enum(p, "tiles"), "fixed") == 0;
-  c->serial = strcmp(av_params_enum(p, "streams"), "serial") == 0;
+  c->naive = av_params_choice(p, "packing") == PP_ALTERNATIVE;
+  c->compute = av_params_choice(p, "cost") == PP_ALTERNATIVE;
+  c->fixed = av_params_choice(p, "tiles") == PP_ALTERNATIVE;
+  c->serial = av_params_choice(p, "streams") == PP_ALTERNATIVE;
   c->split = av_params_bool(p, "long_kv_split");
-  c->share_rows = strcmp(av_params_enum(p, "share_unit"), "rows") == 0;
+  c->share_rows = av_params_choice(p, "share_unit") == PP_ALTERNATIVE;
   c->n_small_max = av_params_int(p, "n_small_max");
   c->n_mid_max = av_params_int(p, "n_mid_max");
   c->occ_aware = av_params_bool(p, "occupancy_aware");

@@ -7,6 +7,8 @@
 
 #include "schedulers/sched_util.h"
 
+/* "split", in the order of split_choices */
+enum { QC_SPLIT_NONE, QC_SPLIT_FIXED, QC_SPLIT_HEURISTIC };
 static const char *const split_choices[] = {"none", "fixed", "heuristic", NULL};
 
 static const av_param_def_t qc_params[] = {
@@ -87,9 +89,9 @@ static int qc_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_plan
                               &tile, err);
   if (rc || (rc = av_sched_queries_per_cta(ctx, tile.m_rows, &fit, err))) return rc;
 
-  const char *split = av_params_enum(params, "split");
-  int64_t chunk = split[0] == 'h' ? heuristic_chunk(ctx, params, &tile) : 0;
-  int64_t fixed = split[0] == 'f' ? av_params_int(params, "splits") : 1;
+  const int split = av_params_choice(params, "split");
+  int64_t chunk = split == QC_SPLIT_HEURISTIC ? heuristic_chunk(ctx, params, &tile) : 0;
+  int64_t fixed = split == QC_SPLIT_FIXED ? av_params_int(params, "splits") : 1;
 
   av_plan_t *p = av_plan_create(w, "query_centric");
   int32_t depth = w->max_depth > 0 ? w->max_depth : 1;

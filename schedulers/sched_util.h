@@ -133,7 +133,9 @@ int av_sched_lpt_queues(av_sched_piece_t *pieces, int32_t n, int32_t queues, av_
 int av_sched_max_queries(const av_sched_ctx_t *ctx, av_kernel_kind_t kind, int32_t *out,
                          av_error_t *err);
 
-/* The "launch" parameter of node_naive and fixed_division. */
+/* The "launch" parameter of node_naive and fixed_division; av_sched_launch_t in the order
+ * of its choices. */
+typedef enum { AV_SCHED_LAUNCH_GRID, AV_SCHED_LAUNCH_PERSISTENT, AV_SCHED_LAUNCH_BESIDE } av_sched_launch_t;
 extern const char *const av_sched_launch_choices[];
 #define AV_SCHED_LAUNCH_PARAM                                                                \
   {.name = "launch", .type = AV_PARAM_ENUM, .def = "grid", .choices = av_sched_launch_choices, \

@@ -20,6 +20,13 @@ typedef struct av_sched_ctx {
   const av_costmodel_t *cost;      /* the experiment's cost model */
 } av_sched_ctx_t;
 
+/* What a scheduler is, besides its plan (av_scheduler_ops_t.flags). */
+enum {
+  /* plans by simulating the other schedulers' plans and keeping one (`auto`): it is not its
+   * own candidate, and reports compare it with the scheduler it chose */
+  AV_SCHED_SIMULATES_OTHERS = 1u << 0,
+};
+
 typedef struct av_scheduler_ops {
   const char *name;
   const char *description;         /* one line for `anvil list` */
@@ -31,6 +38,7 @@ typedef struct av_scheduler_ops {
   /* Policy alternatives `auto` simulates besides the defaults: NULL-terminated parameter
    * assignments ("cost=compute"), each applied alone to the defaults; may be NULL. */
   const char *const *alternatives;
+  unsigned flags;                  /* AV_SCHED_* above */
 } av_scheduler_ops_t;
 
 const av_scheduler_ops_t *av_scheduler_find(const char *name);

@@ -268,7 +268,7 @@ static void launch_curves(av__eng_t *e) {
   for (int32_t l = 0; l < e->n_launches; l++) {
     double *cv = &e->curve[(int64_t)l * K];
     for (int32_t k = 0; k < K; k++) cv[k] = 1.0;
-    if (!e->cta_caps || l >= p->n_launches) continue;
+    if (!e->cta_caps || !(e->cost_caps & AV_COST_CORESIDENCY) || l >= p->n_launches) continue;
     av_cost_query_t q = {.n_q = 1, .rows = 1, .kv_tokens = 2048,
                          .tile = p->launches[l].tile, .output = AV_OUT_PARTIAL};
     for (int32_t k = 2; k < K; k++) {
@@ -283,125 +283,6 @@ static void launch_curves(av__eng_t *e) {
   }
 }
 
-/* Requests with partial states, i.e. that the merge kernel combines (PAT §7). */
-static int64_t merge_requests(const av_plan_t *p) {
-  int64_t n = 0;
-  if (!p->merge_offsets) return 0;
-  for (int32_t r = 0; r < p->n_requests; r++)
-    n += p->merge_offsets[r + 1] > p->merge_offsets[r];
-  return n;
-}
-
-/* The merge kernel's tile and query-head rows per CTA: the compiled merge variant's m (its
- * kernel runs one warp per (request, query head) row, m rows per CTA, over every request),
- * else one request's GQA group per CTA. */
-static int32_t merge_tile(const av_plan_t *p, const av_variants_t *vs, const av_gpu_t *g,
-                          av_tile_t *tile) {
-  const av_heads_t *h = &p->heads;
-  memset(tile, 0, sizeof *tile);
-  tile->kind = AV_KERNEL_MERGE;
-  if (!vs) return av_heads_group(h);
-  av_tile_t tiles[8];
-  int n = av_variants_tiles(vs, AV_KERNEL_MERGE, h->head_dim, h->dtype, g->sm_arch, tiles, 8);
-  if (n <= 0 || tiles[0].m_rows <= 0) return av_heads_group(h);
-  *tile = tiles[0];
-  return tiles[0].m_rows;
-}
-
-int32_t av__engine_merge_rows_per_cta(const av_plan_t *p, const av_variants_t *variants,
-                                      const av_gpu_t *gpu) {
-  av_tile_t t;
-  return merge_tile(p, variants, gpu, &t);
-}
-
-static void merge_shape(const av__eng_t *e, av_tile_t *tile, int32_t *rows_per_cta) {
-  *rows_per_cta = merge_tile(e->plan, e->in->variants, e->in->gpu, tile);
-}
-
-/* Under a measured cost model: the profile's lone merge CTA time T(k) over the partial
- * states per row (k), split into T0 = the line through T(1), T(2) at k = 0 (launch-free CTA
- * overhead) and streaming the CTA's bytes at the rate that makes a lone CTA take T(kmax) for
- * its longest row (its rows run in parallel warps). merge_capj holds kmax on entry. Without
- * the measurement the spec's figures stay (fixed_us, merge_cap). */
-static void merge_calibrate(av__eng_t *e) {
-  av_cost_query_t q = {.rows = e->merge_rows_per_cta};
-  q.tile.kind = AV_KERNEL_MERGE;
-  q.tile.m_rows = e->merge_rows_per_cta;
-  av_item_cost_t c1, c2, ck;
-  q.n_q = 1;
-  av_costmodel_estimate(e->in->cost, &q, &c1);
-  q.n_q = 2;
-  av_costmodel_estimate(e->in->cost, &q, &c2);
-  if (!(c1.time_us > 0) || !(c2.time_us > 0)) {
-    for (int32_t j = 0; j < e->merge_per_head; j++) e->merge_capj[j] = e->merge_cap;
-    return;
-  }
-  double t0 = 2 * c1.time_us - c2.time_us;
-  t0 = t0 < 0 ? 0 : t0 > c1.time_us ? c1.time_us : t0;
-  e->merge_measured = 1;
-  e->merge_fixed = t0;
-  q.cold_frac = e->merge_cold;
-  for (int32_t j = 0; j < e->merge_per_head; j++) {
-    q.n_q = (int32_t)e->merge_capj[j];
-    av_costmodel_estimate(e->in->cost, &q, &ck);
-    double stream = ck.time_us - t0;
-    e->merge_capj[j] = stream > 0 && e->merge_bytes[j] > 0 ? e->merge_bytes[j] / stream
-                                                           : e->merge_cap;
-  }
-}
-
-/* Where the merge finds the partial states. The attention phase brings X bytes through L2:
- * the batch's unique KV (all KV heads; a node read twice is still mostly one line fill under
- * LRU) and the partial states it writes. With the states written evenly over the phase, LRU
- * keeps those of the last L2-sized stretch of X: a fraction min(1, L2 / X) is read from L2,
- * the rest from HBM, which the profile measures as the merge's cold curve (the traced
- * validation runs showed merge CTAs of large split plans taking twice the L2-warm time). */
-static double merge_cold_fraction(const av__eng_t *e) {
-  const av_plan_t *p = e->plan;
-  const av_workload_t *w = e->in->workload;
-  const double l2 = e->in->gpu->l2_bytes;
-  if (!w || !(l2 > 0)) return 0;
-  double x = (double)p->n_slots * p->heads.hq * (p->heads.head_dim + 1) * 4.0;
-  for (int32_t i = 0; i < w->n_nodes; i++)
-    x += (double)w->nodes[i].kv_len_tokens * e->token_bytes * p->heads.hkv;
-  return x > l2 ? 1 - l2 / x : 0;
-}
-
-/* Bytes each merge CTA moves for one KV head: for each of its (request, query head) rows,
- * every partial state of the request (O and lse in fp32) read once and the output written
- * once; rows of requests without partial states cost nothing but the CTA. */
-static void merge_costs(av__eng_t *e) {
-  const av_plan_t *p = e->plan;
-  const av_heads_t *h = &p->heads;
-  const int32_t g = av_heads_group(h);
-  const double d = h->head_dim, el = av_dtype_bytes(h->dtype);
-  for (int32_t j = 0; j < e->merge_per_head; j++) e->merge_bytes[j] = e->merge_capj[j] = 0;
-  for (int32_t r = 0; r < p->n_requests; r++) {
-    int32_t n = p->merge_offsets[r + 1] - p->merge_offsets[r];
-    if (n <= 0) continue;
-    for (int32_t q = 0; q < g; q++) {
-      const int64_t j = ((int64_t)r * g + q) / e->merge_rows_per_cta;
-      e->merge_bytes[j] += n * (d + 1) * 4 + d * el;
-      if (n > e->merge_capj[j]) e->merge_capj[j] = n;
-    }
-  }
-  e->merge_cold = merge_cold_fraction(e);
-  if (e->cta_caps) merge_calibrate(e);
-}
-
-/* What an empty persistent CTA costs: the profile's figure under a measured model (query
- * n_q = 0, no KV), else a working CTA's fixed cost from the spec. */
-static void empty_cost(av__eng_t *e) {
-  e->empty_us = e->fixed_us;
-  if (!e->cta_caps) return;
-  av_cost_query_t q = {.n_q = 0, .rows = 0, .kv_tokens = 0};
-  q.tile.kind = AV_KERNEL_PERSISTENT;
-  av_item_cost_t c;
-  av_costmodel_estimate(e->in->cost, &q, &c);
-  if (c.time_us > 0) e->empty_us = c.time_us;
-}
-
-/* --- results ----------------------------------------------------------------------------- */
 static int fill_result(const av__eng_t *e, int32_t n_plan_launches, av_sim_result_t *out,
                        av_error_t *err) {
   memset(out, 0, sizeof *out);
@@ -489,6 +370,55 @@ static int setup_launches(av__eng_t *e, int32_t nl, const av_tile_t *merge_tile,
   return AV_OK;
 }
 
+/* The engine's constants for plan in->plan on in->gpu: merge shape, HBM, per-SM and tensor
+ * rates, L2 cost and lines, and what the cost model measures (e->cost_caps). *l2_cap: the L2
+ * lines the cache model tracks. */
+static int engine_setup(av__eng_t *e, const av__engine_in_t *in, av_tile_t *merge_tile,
+                        int32_t *l2_cap, av_error_t *err) {
+  const av_plan_t *p = in->plan;
+  const av_gpu_t *g = in->gpu;
+  memset(e, 0, sizeof *e);
+  e->in = in;
+  e->plan = p;
+  e->hkv = p->heads.hkv;
+  e->S = g->sm_count;
+  e->maxc = g->max_ctas_per_sm;
+  int64_t n_merge_req = in->skip_merge ? 0 : av__engine_merge_requests(p);
+  av__engine_merge_shape(e, merge_tile, &e->merge_rows_per_cta);
+  int64_t merge_rows = n_merge_req > 0 ? (int64_t)p->n_requests * av_heads_group(&p->heads) : 0;
+  if ((merge_rows + e->merge_rows_per_cta - 1) / e->merge_rows_per_cta > INT32_MAX / 2)
+    return av_error_set(err, AV_ERR_UNSUPPORTED, p->scheduler, "merge",
+                        "too many requests to merge (%d)", p->n_requests);
+  e->merge_per_head = (int32_t)((merge_rows + e->merge_rows_per_cta - 1) / e->merge_rows_per_cta);
+  e->has_merge = e->merge_per_head > 0;
+  e->n_launches = p->n_launches + e->has_merge;
+  e->B = av_gpu_hbm_bw_GBps(g) * 1e3;
+  e->C = g->bytes_in_flight_per_sm > 0 && g->mem_latency_ns > 0
+             ? g->bytes_in_flight_per_sm / (g->mem_latency_ns * 1e-3)
+             : 1e30;
+  e->T = g->fp16_tensor_tflops > 0 ? g->fp16_tensor_tflops * 1e6 / e->S : 1e30;
+  e->l2_cost = g->l2_bw_GBps > 0 ? e->B / (g->l2_bw_GBps * 1e3) : 1;
+  e->fixed_us = g->cta_fixed_us;
+  /* A measured cost model carries each CTA's own time and rate (item_calibrate); the spec's
+   * in-flight figure then bounds each CTA that the model does not cover (merge CTAs), as a
+   * lone CTA's rate, which is how anvil profile measures it (docs/simulator.md). */
+  e->cost_caps = in->cost && !in->durations_us ? av_costmodel_ops(in->cost)->flags : 0;
+  e->cta_caps = (e->cost_caps & AV_COST_MEASURED_CTAS) != 0;
+  e->merge_cap = e->C;
+  e->token_bytes = 2.0 * p->heads.head_dim * av_dtype_bytes(p->heads.dtype);
+  /* The L2 tracks KV in lines of whole paged blocks spanning >= 64 tokens: a CTA streams KV
+   * in tiles of 32..128 tokens, so finer tracking would change nothing the model can see and
+   * would cost a hash lookup per 16-token block (docs/simulator.md). */
+  int bs = in->workload->block_size_tokens > 0 ? in->workload->block_size_tokens : 16;
+  e->line_tokens = bs * ((64 + bs - 1) / bs);
+  /* Under the measured cost model (the compiled kernels) a CTA reads and streams whole boxes
+   * of KV (sim/engine_boxes.c), and its C(n_q, n) is looked up at their tokens. */
+  e->box_rows = e->cta_caps ? av__engine_box_rows(g, in->workload) : 0;
+  double l2_blocks = in->durations_us ? 0 : g->l2_bytes / (e->line_tokens * e->token_bytes);
+  *l2_cap = l2_blocks >= INT32_MAX / 4 ? INT32_MAX / 4 : (int32_t)l2_blocks;
+  return AV_OK;
+}
+
 int av__engine_run(const av__engine_in_t *in, av_sim_result_t *out, av_timeline_t *tl,
                    size_t *mem_bytes, av_error_t *err) {
   const av_plan_t *p = in->plan;
@@ -498,48 +428,11 @@ int av__engine_run(const av__engine_in_t *in, av_sim_result_t *out, av_timeline_
     return av_error_set(err, AV_ERR_SCHEMA, g->name, NULL,
                         "the simulator needs sm_count, max_ctas_per_sm and hkv >= 1");
   av__eng_t e;
-  memset(&e, 0, sizeof e);
-  e.in = in;
-  e.plan = p;
-  e.hkv = p->heads.hkv;
-  e.S = g->sm_count;
-  e.maxc = g->max_ctas_per_sm;
-  const int32_t nl = p->n_launches;
-  int64_t n_merge_req = in->skip_merge ? 0 : merge_requests(p);
   av_tile_t merge_tile;
-  merge_shape(&e, &merge_tile, &e.merge_rows_per_cta);
-  int64_t merge_rows = n_merge_req > 0 ? (int64_t)p->n_requests * av_heads_group(&p->heads) : 0;
-  if ((merge_rows + e.merge_rows_per_cta - 1) / e.merge_rows_per_cta > INT32_MAX / 2)
-    return av_error_set(err, AV_ERR_UNSUPPORTED, p->scheduler, "merge",
-                        "too many requests to merge (%d)", p->n_requests);
-  e.merge_per_head = (int32_t)((merge_rows + e.merge_rows_per_cta - 1) / e.merge_rows_per_cta);
-  e.has_merge = e.merge_per_head > 0;
-  e.n_launches = nl + e.has_merge;
-  e.B = av_gpu_hbm_bw_GBps(g) * 1e3;
-  e.C = g->bytes_in_flight_per_sm > 0 && g->mem_latency_ns > 0
-            ? g->bytes_in_flight_per_sm / (g->mem_latency_ns * 1e-3)
-            : 1e30;
-  e.T = g->fp16_tensor_tflops > 0 ? g->fp16_tensor_tflops * 1e6 / e.S : 1e30;
-  e.l2_cost = g->l2_bw_GBps > 0 ? e.B / (g->l2_bw_GBps * 1e3) : 1;
-  e.fixed_us = g->cta_fixed_us;
-  /* A measured cost model carries each CTA's own time and rate (item_calibrate); the spec's
-   * in-flight figure then bounds each CTA that the model does not cover (merge CTAs), as a
-   * lone CTA's rate, which is how anvil profile measures it (docs/simulator.md). */
-  e.cta_caps = in->cost && !in->durations_us &&
-               strcmp(av_costmodel_ops(in->cost)->name, "profile") == 0;
-  e.merge_cap = e.C;
-  e.token_bytes = 2.0 * p->heads.head_dim * av_dtype_bytes(p->heads.dtype);
-  /* The L2 tracks KV in lines of whole paged blocks spanning >= 64 tokens: a CTA streams KV
-   * in tiles of 32..128 tokens, so finer tracking would change nothing the model can see and
-   * would cost a hash lookup per 16-token block (docs/simulator.md). */
-  int bs = in->workload->block_size_tokens > 0 ? in->workload->block_size_tokens : 16;
-  e.line_tokens = bs * ((64 + bs - 1) / bs);
-  /* Under the measured cost model (the compiled kernels) a CTA reads and streams whole boxes
-   * of KV (sim/engine_boxes.c), and its C(n_q, n) is looked up at their tokens. */
-  e.box_rows = e.cta_caps ? av__engine_box_rows(g, in->workload) : 0;
-  double l2_blocks = in->durations_us ? 0 : g->l2_bytes / (e.line_tokens * e.token_bytes);
-  int32_t l2_cap = l2_blocks >= INT32_MAX / 4 ? INT32_MAX / 4 : (int32_t)l2_blocks;
-
+  int32_t l2_cap = 0;
+  const int32_t nl = p->n_launches;
+  int rc = engine_setup(&e, in, &merge_tile, &l2_cap, err);
+  if (rc) return rc;
   int64_t qo = 0;
   for (int32_t l = 0; l < nl; l++)
     if (p->launches[l].persistent_ctas > 0) qo += p->launches[l].persistent_ctas + 1;
@@ -566,15 +459,15 @@ int av__engine_run(const av__engine_in_t *in, av_sim_result_t *out, av_timeline_
   uint64_t *keys = carve(&c, (size_t)nl, sizeof(uint64_t));
   av__l2_init(&e.l2, l2_cap, carve(&c, av__l2_bytes(l2_cap), 1));
 
-  int rc = build_grids(&e, lists, offs, qoffs, queue, err);
+  rc = build_grids(&e, lists, offs, qoffs, queue, err);
   if (!rc) rc = setup_launches(&e, nl, &merge_tile, err);
   if (!rc && in->record_timeline && tl)
     rc = grow_timeline(tl, (int64_t)p->n_items * e.hkv + (int64_t)e.merge_per_head * e.hkv,
                        err);
   if (!rc) {
     if (!in->durations_us) item_costs(&e);
-    if (e.has_merge) merge_costs(&e);
-    empty_cost(&e);
+    if (e.has_merge) av__engine_merge_costs(&e);
+    av__engine_empty_cost(&e);
     launch_curves(&e);
     av__engine_start_setup(&e);
     init_sms(&e);

@@ -98,9 +98,10 @@ typedef struct av__eng {
   double B, C, T, l2_cost;            /* bytes/us HBM, per-SM in-flight bound, flop/us per SM,
                                          HBM-equivalent cost of one L2 byte */
   double fixed_us, token_bytes;
-  /* Per-CTA calibration from a measured cost model ("profile", FlashForge §5.2): each CTA
-   * has its own standalone fixed cost and its own in-flight rate bound (its buffers, not the
-   * SM's), derived from C(n_q, n); the per-SM bound C is then not used. */
+  unsigned cost_caps;                 /* the cost model's AV_COST_* flags (0 for replays) */
+  /* Per-CTA calibration from a measured cost model (AV_COST_MEASURED_CTAS, FlashForge §5.2):
+   * each CTA has its own standalone fixed cost and its own in-flight rate bound (its
+   * buffers, not the SM's), derived from C(n_q, n); the per-SM bound C is then not used. */
   int cta_caps;
   double merge_cap;                   /* a merge CTA's rate bound (bytes/us) under cta_caps */
   /* Measured by the profile (cta_caps; docs/simulator.md "Merge"): a merge CTA takes
@@ -183,5 +184,13 @@ int av__engine_loop(av__eng_t *e, av_error_t *err);
  * the charge of the e->n_starters CTAs one dispatch placed at their launch's start. */
 void av__engine_start_setup(av__eng_t *e);
 void av__engine_start_costs(av__eng_t *e);
+/* The merge launch (sim/engine_merge.c): requests with partial states, i.e. that the merge
+ * kernel combines (PAT §7); the merge tile and its rows per CTA; each merge CTA's bytes and
+ * rate (merge_bytes, merge_capj, merge_cold, calibrated under a measured model); and what an
+ * empty persistent CTA costs (empty_us). */
+int64_t av__engine_merge_requests(const av_plan_t *p);
+void av__engine_merge_shape(const av__eng_t *e, av_tile_t *tile, int32_t *rows_per_cta);
+void av__engine_merge_costs(av__eng_t *e);
+void av__engine_empty_cost(av__eng_t *e);
 
 #endif

@@ -25,7 +25,8 @@ static double start_cost(const av__eng_t *e, int32_t li, int32_t rows, int32_t n
 void av__engine_start_setup(av__eng_t *e) {
   e->has_start = 0;
   e->n_starters = 0;
-  if (!e->cta_caps) return;  /* only a measured cost model has one; replays never charge it */
+  /* only a measured cost model has one; replays never charge it */
+  if (!e->cta_caps || !(e->cost_caps & AV_COST_START)) return;
   const int32_t full = e->S * e->maxc;
   for (int32_t l = 0; l < e->plan->n_launches && !e->has_start; l++)
     e->has_start = start_cost(e, l, 1, full) > 0;

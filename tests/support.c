@@ -13,6 +13,8 @@
 #include "costmodels/costmodel.h"
 #include "core/json_util.h"
 #include "core/params.h"
+#include "core/plan.h"
+#include "proofs/proofs.h"
 #include "validation/profile.h"
 
 av_heads_t av_test_heads(void) {
@@ -214,4 +216,161 @@ const char *av_test_write_profile(const struct av_profile *p, const char *name) 
   AV_CK_OK(av_json_dump_file(doc, path, &err), &err);
   json_decref(doc);
   return path;
+}
+
+/* --- plan fixtures ------------------------------------------------------------------- */
+
+/* B=[1,2,4], L=[64,32,16]: 7 nodes, 4 requests of 112 tokens each; 32/8 heads (group 4). */
+av_workload_t *av_test_small_forest(void) {
+  int64_t B[] = {1, 2, 4}, L[] = {64, 32, 16};
+  av_heads_t h = av_test_heads();
+  av_error_t err;
+  av_error_clear(&err);
+  av_workload_t *w = av_workload_from_levels(B, L, 3, &h, &err);
+  AV_CK_OK(w ? AV_OK : err.code, &err);
+  return w;
+}
+
+av_tile_t av_test_partial_tile(int m) {
+  av_tile_t t = {.kind = AV_KERNEL_PARTIAL, .m_rows = m, .n_tokens = 64, .warps = 4};
+  return t;
+}
+
+/* Request r's path nodes root first; returns the depth. */
+static int32_t path_of(const av_workload_t *w, int32_t r, int32_t *nodes) {
+  int32_t n = 0, tmp[64];
+  for (int32_t u = w->request_node[r]; u >= 0; u = w->nodes[u].parent) tmp[n++] = u;
+  for (int32_t i = 0; i < n; i++) nodes[i] = tmp[n - 1 - i];
+  return n;
+}
+
+/* Segments covering path tokens [b, e) of request r. */
+int32_t av_test_path_segs(const av_workload_t *w, int32_t r, int64_t b, int64_t e,
+                         av_segment_t *segs) {
+  int32_t nodes[64], n = path_of(w, r, nodes), ns = 0;
+  int64_t off = 0;
+  for (int32_t i = 0; i < n; i++) {
+    int64_t len = w->nodes[nodes[i]].kv_len_tokens;
+    int64_t lo = b > off ? b : off, hi = e < off + len ? e : off + len;
+    if (lo < hi) segs[ns++] = (av_segment_t){nodes[i], lo - off, hi - off};
+    off += len;
+  }
+  return ns;
+}
+
+/* Query-centric: request r in `pieces` even cuts of its path (1 = one FINAL item). With
+ * `ctas` > 0 the launch is persistent and items go round-robin over the CTAs. */
+av_plan_t *av_test_plan_qc(const av_workload_t *w, int pieces, int ctas) {
+  av_plan_t *p = av_plan_create(w, "test_qc");
+  ck_assert_ptr_nonnull(p);
+  av_tile_t t = av_test_partial_tile(16);
+  ck_assert_int_eq(av_plan_add_launch(p, 0, &t, ctas), 0);
+  int32_t k = 0;
+  for (int32_t r = 0; r < w->n_requests; r++) {
+    int64_t len = w->request_kv_tokens[r];
+    for (int i = 0; i < pieces; i++) {
+      av_segment_t segs[64];
+      int32_t ns = av_test_path_segs(w, r, i * len / pieces, (i + 1) * len / pieces, segs);
+      int32_t cta = ctas ? k % ctas : -1, order = ctas ? k / ctas : -1;
+      ck_assert_int_ge(av_plan_add_item(p, 0, &r, 1, segs, ns,
+                                        pieces > 1 ? AV_OUT_PARTIAL : AV_OUT_FINAL, cta, order),
+                       0);
+      k++;
+    }
+  }
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_plan_finalize(p, &err), &err);
+  return p;
+}
+
+/* KV-centric: one PARTIAL item per node over every request below it. */
+av_plan_t *av_test_plan_nodes(const av_workload_t *w, int m_rows) {
+  av_plan_t *p = av_plan_create(w, "test_nodes");
+  av_tile_t t = av_test_partial_tile(m_rows);
+  ck_assert_int_eq(av_plan_add_launch(p, 0, &t, 0), 0);
+  for (int32_t u = 0; u < w->n_nodes; u++) {
+    av_segment_t s = {u, 0, w->nodes[u].kv_len_tokens};
+    int32_t b = w->node_req_offsets[u], n = w->node_req_offsets[u + 1] - b;
+    ck_assert_int_ge(av_plan_add_item(p, 0, w->node_reqs + b, n, &s, 1, AV_OUT_PARTIAL, -1, -1),
+                     0);
+  }
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_plan_finalize(p, &err), &err);
+  return p;
+}
+
+void av_test_expect_exact(const av_plan_t *p, const av_workload_t *w) {
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_plan_check(p, w, &err), &err);
+  av_reference_opts_t o = {.seed = 7};
+  av_reference_result_t res;
+  AV_CK_OK(av_reference_run(p, w, &o, &res, &err), &err);
+  ck_assert_int_eq(res.checked, w->n_requests * av_heads_group(&w->heads));
+  ck_assert_msg(res.max_rel_err < 1e-12, "rel err %g (request %d)", res.max_rel_err,
+                res.worst_request);
+}
+
+/* --- workload fixtures --------------------------------------------------------------- */
+
+av_workload_t *av_test_levels(const int64_t *B, const int64_t *L, int n) {
+  av_error_t err;
+  av_error_clear(&err);
+  av_heads_t h = av_test_heads();
+  av_workload_t *w = av_workload_from_levels(B, L, n, &h, &err);
+  AV_CK_OK(err.code, &err);
+  ck_assert_ptr_nonnull(w);
+  return w;
+}
+
+av_random_spec_t av_test_random_spec(uint64_t seed) {
+  av_random_spec_t s = {.seed = seed,
+                        .min_depth = 1,
+                        .max_depth = 6,
+                        .max_requests = 512,
+                        .max_children = 6,
+                        .min_len = 1,
+                        .max_len = 2048};
+  return s;
+}
+
+/* --- simulator fixtures -------------------------------------------------------------- */
+
+av_heads_t av_test_heads_hkv(int hkv) {
+  av_heads_t h = {.hq = 4 * hkv, .hkv = hkv, .head_dim = 128, .dtype = AV_DTYPE_FP16};
+  return h;
+}
+
+/* Workload: `n` roots of the given lengths, request i at root i. */
+av_workload_t *av_test_flat_workload(int n, const int64_t *len, int hkv) {
+  av_workload_t *w = av_workload_create(n, n);
+  ck_assert_ptr_nonnull(w);
+  w->heads = av_test_heads_hkv(hkv);
+  w->block_size_tokens = 16;
+  for (int i = 0; i < n; i++) {
+    w->nodes[i].parent = -1;
+    w->nodes[i].kv_len_tokens = len[i];
+    w->request_node[i] = i;
+  }
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_workload_finalize(w, &err), &err);
+  return w;
+}
+
+/* One FINAL item per request (its whole root) on launch `launch`. */
+void av_test_request_items(av_plan_t *p, const av_workload_t *w, int32_t launch, int r0,
+                           int r1) {
+  for (int32_t r = r0; r < r1; r++) {
+    av_segment_t sg = {r, 0, w->nodes[r].kv_len_tokens};
+    ck_assert_int_ge(av_plan_add_item(p, launch, &r, 1, &sg, 1, AV_OUT_FINAL, -1, -1), 0);
+  }
+}
+
+int64_t *av_test_lens(int n, int64_t v) {
+  int64_t *l = malloc(sizeof *l * (size_t)n);
+  for (int i = 0; i < n; i++) l[i] = v;
+  return l;
 }

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/gpu.h"
+#include "core/plan.h"
 #include "core/variants.h"
 #include "core/workload.h"
 
@@ -70,5 +71,38 @@ int av_test_bad_profiles(const char *rel, const av_gpu_t *g, const av_heads_t *h
  * the program could not be run or died from a signal. For tests of the `anvil` binary. */
 int av_test_spawn(const char *cwd, char *const argv[], const char *out_path,
                   const char *err_path);
+
+/* Workload fixtures. av_test_levels: av_workload_from_levels with av_test_heads (fails the
+ * test on error). av_test_random_spec: random forests of depth 1-6, up to 512 requests and 6
+ * children, nodes of 1-2048 tokens, from `seed`. */
+av_workload_t *av_test_levels(const int64_t *B, const int64_t *L, int n);
+av_random_spec_t av_test_random_spec(uint64_t seed);
+
+/* Simulator fixtures. av_test_heads_hkv: 4 query heads per KV head, d 128, fp16.
+ * av_test_flat_workload: n roots of the given lengths, request i at root i, block size 16.
+ * av_test_request_items: one FINAL item per request r0..r1-1 (its whole root) on `launch`.
+ * av_test_lens: n copies of v (caller frees). */
+av_heads_t av_test_heads_hkv(int hkv);
+av_workload_t *av_test_flat_workload(int n, const int64_t *len, int hkv);
+void av_test_request_items(av_plan_t *p, const av_workload_t *w, int32_t launch, int r0,
+                           int r1);
+int64_t *av_test_lens(int n, int64_t v);
+
+/* Plan fixtures. av_test_small_forest: levels B=[1,2,4], L=[64,32,16] (7 nodes, 4 requests
+ * of 112 tokens) with av_test_heads. av_test_partial_tile: a partial m x 64 tile, 4 warps.
+ * av_test_path_segs: the segments covering path tokens [b, e) of request r (at most 64);
+ * returns their count. av_test_plan_qc: query-centric, request r in `pieces` even cuts of its
+ * path (1 = one FINAL item); with ctas > 0 one persistent launch, items round-robin over the
+ * CTAs. av_test_plan_nodes: one PARTIAL item per node over every request below it. Plans are
+ * finalized; caller owns. */
+av_workload_t *av_test_small_forest(void);
+av_tile_t av_test_partial_tile(int m);
+int32_t av_test_path_segs(const av_workload_t *w, int32_t r, int64_t b, int64_t e,
+                          av_segment_t *segs);
+av_plan_t *av_test_plan_qc(const av_workload_t *w, int pieces, int ctas);
+av_plan_t *av_test_plan_nodes(const av_workload_t *w, int m_rows);
+/* Fails unless p passes the plan checker and matches the fp64 reference on every request and
+ * query head. */
+void av_test_expect_exact(const av_plan_t *p, const av_workload_t *w);
 
 #endif

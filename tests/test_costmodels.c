@@ -153,6 +153,10 @@ START_TEST(test_registry) {
     av_error_t err;
     av_error_clear(&err);
     AV_CK_OK(av_params_init(&p, all[i]->params, &err), &err);
+    /* only the measured model declares per-CTA measurements; the analytic ones none */
+    const unsigned measured = AV_COST_MEASURED_CTAS | AV_COST_CORESIDENCY | AV_COST_START |
+                              AV_COST_MERGE;
+    ck_assert_uint_eq(all[i]->flags, strcmp(all[i]->name, "profile") == 0 ? measured : 0);
   }
   av_error_t err;
   av_error_clear(&err);

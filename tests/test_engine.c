@@ -53,37 +53,6 @@ static void tc_estimate(const void *state, const av_cost_env_t *env, const av_co
 static const av_costmodel_ops_t tc_ops = {.name = "test", .description = "test",
                                           .estimate = tc_estimate};
 
-static av_heads_t heads_hkv(int hkv) {
-  av_heads_t h = {.hq = 4 * hkv, .hkv = hkv, .head_dim = 128, .dtype = AV_DTYPE_FP16};
-  return h;
-}
-
-/* Workload: `n` roots of the given lengths, request i at root i. */
-static av_workload_t *flat_workload(int n, const int64_t *len, int hkv) {
-  av_workload_t *w = av_workload_create(n, n);
-  ck_assert_ptr_nonnull(w);
-  w->heads = heads_hkv(hkv);
-  w->block_size_tokens = 16;
-  for (int i = 0; i < n; i++) {
-    w->nodes[i].parent = -1;
-    w->nodes[i].kv_len_tokens = len[i];
-    w->request_node[i] = i;
-  }
-  av_error_t err;
-  av_error_clear(&err);
-  AV_CK_OK(av_workload_finalize(w, &err), &err);
-  return w;
-}
-
-/* One FINAL item per request (its whole root) on launch `launch`. */
-static void add_request_items(av_plan_t *p, const av_workload_t *w, int32_t launch, int r0,
-                              int r1) {
-  for (int32_t r = r0; r < r1; r++) {
-    av_segment_t sg = {r, 0, w->nodes[r].kv_len_tokens};
-    ck_assert_int_ge(av_plan_add_item(p, launch, &r, 1, &sg, 1, AV_OUT_FINAL, -1, -1), 0);
-  }
-}
-
 typedef struct sim_case {
   av_gpu_t gpu;
   av_workload_t *w;
@@ -116,12 +85,6 @@ static void free_case(sim_case_t *c) {
   av_workload_destroy(c->w);
 }
 
-static int64_t *lens(int n, int64_t v) {
-  int64_t *l = malloc(sizeof *l * (size_t)n);
-  for (int i = 0; i < n; i++) l[i] = v;
-  return l;
-}
-
 /* 76800 B of shared memory + 1 KiB reserved = 77824 B: floor(233472 / 77824) = 3 CTAs. */
 #define SMEM_K3 76800
 
@@ -134,12 +97,12 @@ START_TEST(waves_closed_form) {
     int N = ns[t];
     sim_case_t c = {.gpu = test_gpu()};
     c.gpu.cta_fixed_us = 10;
-    int64_t *l = lens(N, 1);
-    c.w = flat_workload(N, l, 1);
+    int64_t *l = av_test_lens(N, 1);
+    c.w = av_test_flat_workload(N, l, 1);
     free(l);
     c.p = av_plan_create(c.w, "test");
     int32_t L = av_plan_add_launch(c.p, 0, &TILE, 0);
-    add_request_items(c.p, c.w, L, 0, N);
+    av_test_request_items(c.p, c.w, L, 0, N);
     run_case(&c, 0);
     int waves = (N + 11) / 12;
     ck_assert_int_eq(c.res.launches[0].ctas_per_sm, 3);
@@ -156,11 +119,11 @@ START_TEST(waves_with_gqa_heads) {
   setup_variants(SMEM_K3);
   sim_case_t c = {.gpu = test_gpu()};
   c.gpu.cta_fixed_us = 5;
-  int64_t *l = lens(6, 1);
-  c.w = flat_workload(6, l, 4);
+  int64_t *l = av_test_lens(6, 1);
+  c.w = av_test_flat_workload(6, l, 4);
   free(l);
   c.p = av_plan_create(c.w, "test");
-  add_request_items(c.p, c.w, av_plan_add_launch(c.p, 0, &TILE, 0), 0, 6);
+  av_test_request_items(c.p, c.w, av_plan_add_launch(c.p, 0, &TILE, 0), 0, 6);
   run_case(&c, 0);
   ck_assert_int_eq(c.res.launches[0].ctas, 24);
   ck_assert_double_eq_tol(c.res.makespan_us, 2 + 2 * 5.0, 1e-6);
@@ -177,9 +140,9 @@ START_TEST(bandwidth_bound_total_bytes) {
   const int N = 50;
   int64_t l[50];
   for (int i = 0; i < N; i++) l[i] = 256 + 97 * ((i * 7) % 13);
-  c.w = flat_workload(N, l, 2);
+  c.w = av_test_flat_workload(N, l, 2);
   c.p = av_plan_create(c.w, "test");
-  add_request_items(c.p, c.w, av_plan_add_launch(c.p, 0, &TILE, 0), 0, N);
+  av_test_request_items(c.p, c.w, av_plan_add_launch(c.p, 0, &TILE, 0), 0, N);
   run_case(&c, 0);
   double bytes = 0;
   for (int i = 0; i < N; i++) bytes += 2.0 * l[i] * 128 * 2 * 2; /* x 2 heads */
@@ -203,9 +166,9 @@ START_TEST(bandwidth_bound_with_inflight_limit) {
   const int N = 400;
   int64_t l[400];
   for (int i = 0; i < N; i++) l[i] = 512 + 64 * (i % 5);
-  c.w = flat_workload(N, l, 1);
+  c.w = av_test_flat_workload(N, l, 1);
   c.p = av_plan_create(c.w, "test");
-  add_request_items(c.p, c.w, av_plan_add_launch(c.p, 0, &TILE, 0), 0, N);
+  av_test_request_items(c.p, c.w, av_plan_add_launch(c.p, 0, &TILE, 0), 0, N);
   run_case(&c, 0);
   double bytes = 0;
   for (int i = 0; i < N; i++) bytes += 2.0 * l[i] * 128 * 2;
@@ -227,9 +190,9 @@ START_TEST(long_cta_sets_tail) {
   const int N = 24;
   int64_t l[24];
   for (int i = 0; i < N; i++) l[i] = i == 5 ? 64 * 512 : 512;
-  c.w = flat_workload(N, l, 1);
+  c.w = av_test_flat_workload(N, l, 1);
   c.p = av_plan_create(c.w, "test");
-  add_request_items(c.p, c.w, av_plan_add_launch(c.p, 0, &TILE, 0), 0, N);
+  av_test_request_items(c.p, c.w, av_plan_add_launch(c.p, 0, &TILE, 0), 0, N);
   run_case(&c, 1);
   double long_bytes = 2.0 * 64 * 512 * 128 * 2, C = 65536 / 0.7; /* bytes/us */
   ck_assert_int_eq(c.tl.n, N);
@@ -251,14 +214,14 @@ static double two_launches(int same_stream) {
   setup_variants(SMEM_K3);
   sim_case_t c = {.gpu = test_gpu()};
   c.gpu.cta_fixed_us = 10;
-  int64_t *l = lens(8, 1);
-  c.w = flat_workload(8, l, 1);
+  int64_t *l = av_test_lens(8, 1);
+  c.w = av_test_flat_workload(8, l, 1);
   free(l);
   c.p = av_plan_create(c.w, "test");
   int32_t a = av_plan_add_launch(c.p, 0, &TILE, 0);
   int32_t b = av_plan_add_launch(c.p, same_stream ? 0 : 1, &TILE, 0);
-  add_request_items(c.p, c.w, a, 0, 4);
-  add_request_items(c.p, c.w, b, 4, 8);
+  av_test_request_items(c.p, c.w, a, 0, 4);
+  av_test_request_items(c.p, c.w, b, 4, 8);
   run_case(&c, 0);
   double m = c.res.makespan_us;
   if (same_stream) ck_assert_double_ge(c.res.launches[1].start_us, c.res.launches[0].end_us);
@@ -281,8 +244,8 @@ START_TEST(persistent_longest_queue) {
   setup_variants(SMEM_K3);
   sim_case_t c = {.gpu = test_gpu()};
   c.gpu.cta_fixed_us = 10;
-  int64_t *l = lens(10, 1);
-  c.w = flat_workload(10, l, 1);
+  int64_t *l = av_test_lens(10, 1);
+  c.w = av_test_flat_workload(10, l, 1);
   free(l);
   c.p = av_plan_create(c.w, "test");
   int32_t L = av_plan_add_launch(c.p, 0, &PTILE, 3);
@@ -317,7 +280,7 @@ static void l2_case(double l2_bytes, int k, av_sim_result_t *out) {
   c.gpu.hbm_bw_measured_GBps = 100;
   c.gpu.l2_bw_GBps = 1000;
   av_workload_t *w = av_workload_create(1, k);
-  w->heads = heads_hkv(1);
+  w->heads = av_test_heads_hkv(1);
   w->block_size_tokens = 16;
   w->nodes[0].parent = -1;
   w->nodes[0].kv_len_tokens = 64;
@@ -374,7 +337,7 @@ static void tree_case(sim_case_t *c) {
   c->gpu.fp16_tensor_tflops = 0.5;
   const int R = 20;
   av_workload_t *w = av_workload_create(1 + R, R);
-  w->heads = heads_hkv(2);
+  w->heads = av_test_heads_hkv(2);
   w->block_size_tokens = 16;
   w->nodes[0].parent = -1;
   w->nodes[0].kv_len_tokens = 1000;
@@ -510,11 +473,11 @@ START_TEST(compute_shares_sm) {
     sim_case_t c = {.gpu = test_gpu()};
     c.gpu.sm_count = k == 0 ? 4 : 2;
     c.gpu.fp16_tensor_tflops = 4e-6 * c.gpu.sm_count; /* 4 FLOP/us per SM */
-    int64_t *l = lens(4, 100);
-    c.w = flat_workload(4, l, 1);
+    int64_t *l = av_test_lens(4, 100);
+    c.w = av_test_flat_workload(4, l, 1);
     free(l);
     c.p = av_plan_create(c.w, "test");
-    add_request_items(c.p, c.w, av_plan_add_launch(c.p, 0, &TILE, 0), 0, 4);
+    av_test_request_items(c.p, c.w, av_plan_add_launch(c.p, 0, &TILE, 0), 0, 4);
     run_case(&c, 0);
     t[k] = c.res.makespan_us - 2;
     free_case(&c);
@@ -526,7 +489,7 @@ START_TEST(compute_shares_sm) {
 }
 END_TEST
 
-/* A measured cost model (named "profile", as the engine recognises it): a CTA alone takes
+/* A measured cost model (AV_COST_MEASURED_CTAS): a CTA alone takes
  * 3 us + its KV bytes at 10 GB/s (FlashForge §5.2's C(n_q, n), linear in n). */
 static void pc_estimate(const void *state, const av_cost_env_t *env, const av_cost_query_t *q,
                         av_item_cost_t *out) {
@@ -535,8 +498,9 @@ static void pc_estimate(const void *state, const av_cost_env_t *env, const av_co
   out->flops = 1e12;  /* inside the measured time: must not be simulated again */
   out->time_us = 3 + out->hbm_bytes / 1e4;
 }
-static const av_costmodel_ops_t pc_ops = {.name = "profile", .description = "test",
-                                          .estimate = pc_estimate};
+static const av_costmodel_ops_t pc_ops = {.name = "measured", .description = "test",
+                                          .estimate = pc_estimate,
+                                          .flags = AV_COST_MEASURED_CTAS};
 
 static double profile_case(int n_ctas, double hbm_GBps) {
   setup_variants(SMEM_K3);
@@ -545,10 +509,10 @@ static double profile_case(int n_ctas, double hbm_GBps) {
   c.gpu.fp16_tensor_tflops = 1e-3;  /* would dominate if FLOPs were simulated */
   c.gpu.bytes_in_flight_per_sm = 1;  /* a per-SM bound is not applied to profiled CTAs */
   c.gpu.mem_latency_ns = 1000;
-  int64_t *l = lens(n_ctas, 4096);
-  c.w = flat_workload(n_ctas, l, 1);
+  int64_t *l = av_test_lens(n_ctas, 4096);
+  c.w = av_test_flat_workload(n_ctas, l, 1);
   c.p = av_plan_create(c.w, "test");
-  add_request_items(c.p, c.w, av_plan_add_launch(c.p, 0, &TILE, 0), 0, n_ctas);
+  av_test_request_items(c.p, c.w, av_plan_add_launch(c.p, 0, &TILE, 0), 0, n_ctas);
   av_error_t err;
   av_error_clear(&err);
   av_cost_env_t env = {.gpu = &c.gpu, .heads = &c.w->heads, .variants = &g_variants};
@@ -577,12 +541,12 @@ END_TEST
 START_TEST(missing_variant_is_an_error) {
   setup_variants(SMEM_K3);
   sim_case_t c = {.gpu = test_gpu()};
-  int64_t *l = lens(2, 1);
-  c.w = flat_workload(2, l, 1);
+  int64_t *l = av_test_lens(2, 1);
+  c.w = av_test_flat_workload(2, l, 1);
   free(l);
   c.p = av_plan_create(c.w, "test");
   av_tile_t other = {AV_KERNEL_PARTIAL, 64, 128, 8};
-  add_request_items(c.p, c.w, av_plan_add_launch(c.p, 0, &other, 0), 0, 2);
+  av_test_request_items(c.p, c.w, av_plan_add_launch(c.p, 0, &other, 0), 0, 2);
   av_error_t err;
   av_error_clear(&err);
   AV_CK_OK(av_plan_finalize(c.p, &err), &err);

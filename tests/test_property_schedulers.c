@@ -98,7 +98,7 @@ START_TEST(random_forests) {
     AV_CK_OK(cost ? AV_OK : err.code, &err);
     av_sched_ctx_t ctx = {.workload = w, .gpu = &gpu, .variants = variants, .cost = cost};
     for (int k = 0; k < n_cfg; k++) {
-      if (strcmp(cfg[k].ops->name, "auto") == 0 && f % AUTO_EVERY != _i % AUTO_EVERY)
+      if ((cfg[k].ops->flags & AV_SCHED_SIMULATES_OTHERS) && f % AUTO_EVERY != _i % AUTO_EVERY)
         continue;
       av_plan_t *a = NULL, *b = NULL;
       int rc = plan_once(&cfg[k], &ctx, &a, &err);

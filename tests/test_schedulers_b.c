@@ -446,10 +446,36 @@ START_TEST(bad_parameters) {
 }
 END_TEST
 
+/* Enum parameters are their choice's index, found by the full name only. */
+START_TEST(enum_values_by_full_name) {
+  av_params_t p;
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_params_init(&p, av_sched_profit_pack.params, &err), &err);
+  ck_assert_int_eq(av_params_choice(&p, "cost"), 0);
+  AV_CK_OK(av_params_set_text(&p, "cost=compute", "-p", &err), &err);
+  ck_assert_int_eq(av_params_choice(&p, "cost"), 1);
+  ck_assert_int_eq(av_params_set_text(&p, "cost=c", "-p", &err), AV_ERR_NAME);
+  ck_assert_str_eq(err.path, "cost");
+  ck_assert_str_eq(err.message, "unknown value 'c'; expected one of: memory, compute");
+  ck_assert_int_eq(av_params_choice(&p, "n_small_max"), -1);  /* not an enum */
+  ck_assert_int_eq(av_params_choice(&p, "no_such"), -1);
+}
+END_TEST
+
 START_TEST(registered_by_name) {
   ck_assert_ptr_eq(av_scheduler_find("profit_pack"), &av_sched_profit_pack);
   ck_assert_ptr_eq(av_scheduler_find("streamk_balance"), &av_sched_streamk_balance);
   ck_assert_ptr_eq(av_scheduler_find("auto"), &av_sched_auto);
+  /* auto is the one scheduler that plans by simulating the others */
+  int n = 0, flagged = 0;
+  const av_scheduler_ops_t *const *all = av_scheduler_all(&n);
+  for (int i = 0; i < n; i++)
+    if (all[i]->flags & AV_SCHED_SIMULATES_OTHERS) {
+      ck_assert_ptr_eq(all[i], &av_sched_auto);
+      flagged++;
+    }
+  ck_assert_int_eq(flagged, 1);
 }
 END_TEST
 
@@ -467,6 +493,7 @@ int main(void) {
   tcase_add_test(tc, auto_records_choice);
   tcase_add_test(tc, auto_tries_alternatives);
   tcase_add_test(tc, bad_parameters);
+  tcase_add_test(tc, enum_values_by_full_name);
   tcase_add_test(tc, registered_by_name);
   suite_add_tcase(s, tc);
   return av_test_run(s, 0);

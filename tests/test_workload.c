@@ -1,6 +1,6 @@
 /* Workload module: every builder against hand-computed structure, the published PAT and
  * FastTree trees, the H200 reference figures, random determinism, block-table round trips
- * and node splitting, JSON errors (data: tests/data/workloads/bad_specs.json), traces. */
+ * and node splitting, traces (workload specs in JSON: tests/test_workload_json.c). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -12,29 +12,9 @@
 #define DATA AV_TEST_DIR "/data/workloads/"
 #define EXPERIMENTS AV_TEST_DIR "/../experiments/workloads/"
 
-static av_workload_t *levels(const int64_t *B, const int64_t *L, int n) {
-  av_error_t err;
-  av_error_clear(&err);
-  av_heads_t h = av_test_heads();
-  av_workload_t *w = av_workload_from_levels(B, L, n, &h, &err);
-  AV_CK_OK(err.code, &err);
-  ck_assert_ptr_nonnull(w);
-  return w;
-}
-
-static av_workload_t *from_json_text(const char *text, av_error_t *err) {
-  json_t *spec;
-  av_error_clear(err);
-  if (av_json_load_string(text, "inline", &spec, err)) return NULL;
-  av_jctx_t c = {.source = "inline", .err = err};
-  av_workload_t *w = av_workload_from_json(spec, NULL, &c, "workloads[0]");
-  json_decref(spec);
-  return w;
-}
-
 START_TEST(test_levels_hand_computed) {
   const int64_t B[] = {1, 4, 16}, L[] = {128, 256, 1024};
-  av_workload_t *w = levels(B, L, 3);
+  av_workload_t *w = av_test_levels(B, L, 3);
   ck_assert_int_eq(w->n_nodes, 21);
   ck_assert_int_eq(w->n_requests, 16);
   ck_assert_int_eq(w->max_depth, 3);
@@ -80,7 +60,7 @@ END_TEST
 START_TEST(test_levels_uneven_spread) {
   /* 5 children over 2 parents: the first parent takes one more. */
   const int64_t B[] = {2, 5, 7}, L[] = {10, 20, 30};
-  av_workload_t *w = levels(B, L, 3);
+  av_workload_t *w = av_test_levels(B, L, 3);
   const int32_t want[] = {-1, -1, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 5, 6};
   ck_assert_int_eq(w->n_nodes, 14);
   for (int i = 0; i < 14; i++) ck_assert_int_eq(w->nodes[i].parent, want[i]);
@@ -132,7 +112,7 @@ static void check_tree_file(const char *path) {
       uniq += B[i] * L[i];
       path_len += L[i];
     }
-    av_workload_t *w = levels(B, L, n);
+    av_workload_t *w = av_test_levels(B, L, n);
     ck_assert_int_eq(w->n_nodes, nodes);
     ck_assert_int_eq(w->n_requests, B[n - 1]);
     ck_assert_int_eq(w->max_depth, n);
@@ -266,24 +246,13 @@ START_TEST(test_ratio) {
 }
 END_TEST
 
-static av_random_spec_t random_spec(uint64_t seed) {
-  av_random_spec_t s = {.seed = seed,
-                        .min_depth = 1,
-                        .max_depth = 6,
-                        .max_requests = 512,
-                        .max_children = 6,
-                        .min_len = 1,
-                        .max_len = 2048};
-  return s;
-}
-
 START_TEST(test_random_determinism_and_properties) {
   av_error_t err;
   av_error_clear(&err);
   int depths[7] = {0}, inner_requests = 0;
   uint64_t prev_hash = 0;
   for (uint64_t seed = 0; seed < 300; seed++) {
-    av_random_spec_t spec = random_spec(seed);
+    av_random_spec_t spec = av_test_random_spec(seed);
     av_workload_t *a = av_workload_random(&spec, NULL, &err);
     av_workload_t *b = av_workload_random(&spec, NULL, &err);
     AV_CK_OK(err.code, &err);
@@ -314,7 +283,7 @@ START_TEST(test_random_determinism_and_properties) {
   ck_assert_int_gt(inner_requests, 50);
   /* min_depth holds whenever max_requests allows it. */
   for (uint64_t seed = 0; seed < 50; seed++) {
-    av_random_spec_t deep = random_spec(seed);
+    av_random_spec_t deep = av_test_random_spec(seed);
     deep.min_depth = 4;
     deep.max_children = 2;
     av_workload_t *w = av_workload_random(&deep, NULL, &err);
@@ -323,7 +292,7 @@ START_TEST(test_random_determinism_and_properties) {
     av_workload_destroy(w);
   }
   /* Pinned: the stream is integer-only, so this holds on every machine. */
-  av_random_spec_t spec = random_spec(42);
+  av_random_spec_t spec = av_test_random_spec(42);
   av_workload_t *w = av_workload_random(&spec, NULL, &err);
   ck_assert_msg(av_workload_hash(w) == UINT64_C(0x1cc1a1662b4bcd3c), "hash of seed 42: 0x%016" PRIx64,
                 av_workload_hash(w));
@@ -356,8 +325,8 @@ START_TEST(test_block_table_round_trip) {
   const int64_t B2[] = {2, 8, 16, 256}, L2[] = {256, 256, 32, 32};
   const int64_t B3[] = {1, 3, 10}, L3[] = {64, 32, 7};
   const int64_t B4[] = {5}, L4[] = {33};
-  av_workload_t *w[] = {levels(B1, L1, 3), levels(B2, L2, 4), levels(B3, L3, 3),
-                        levels(B4, L4, 1)};
+  av_workload_t *w[] = {av_test_levels(B1, L1, 3), av_test_levels(B2, L2, 4), av_test_levels(B3, L3, 3),
+                        av_test_levels(B4, L4, 1)};
   for (int i = 0; i < 4; i++) {
     round_trip(w[i], 16);
     round_trip(w[i], 32);
@@ -367,7 +336,7 @@ START_TEST(test_block_table_round_trip) {
   av_error_t err;
   av_error_clear(&err);
   for (uint64_t seed = 100; seed < 140; seed++) {
-    av_random_spec_t spec = random_spec(seed);
+    av_random_spec_t spec = av_test_random_spec(seed);
     spec.max_len = 200;
     spec.max_requests = 128;
     av_workload_t *r = av_workload_random(&spec, NULL, &err);
@@ -377,7 +346,7 @@ START_TEST(test_block_table_round_trip) {
   }
   /* A node with children whose length is not whole blocks cannot be a block table. */
   const int64_t B5[] = {1, 2}, L5[] = {20, 16};
-  av_workload_t *x = levels(B5, L5, 2);
+  av_workload_t *x = av_test_levels(B5, L5, 2);
   int64_t **blocks;
   int32_t *nb, *lbt;
   ck_assert_int_eq(av_workload_to_block_table(x, 16, &blocks, &nb, &lbt, &err),
@@ -451,123 +420,9 @@ START_TEST(test_block_table_splits) {
 }
 END_TEST
 
-START_TEST(test_json_errors) {
-  av_error_t err;
-  av_error_clear(&err);
-  json_t *root;
-  AV_CK_OK(av_json_load_file(DATA "bad_specs.json", &root, &err), &err);
-  json_t *cases = json_object_get(root, "cases");
-  ck_assert_uint_gt(json_array_size(cases), 30);
-  for (size_t i = 0; i < json_array_size(cases); i++) {
-    json_t *k = json_array_get(cases, i);
-    const char *name = json_string_value(json_object_get(k, "name"));
-    av_error_clear(&err);
-    av_jctx_t c = {.source = "exp.json", .err = &err};
-    av_workload_t *w = av_workload_from_json(json_object_get(k, "spec"), NULL, &c, "workloads[1]");
-    char buf[1600];
-    ck_assert_msg(w == NULL, "%s: accepted", name);
-    ck_assert_msg(strcmp(av_error_code_name(err.code),
-                         json_string_value(json_object_get(k, "code"))) == 0,
-                  "%s: code %s (%s)", name, av_error_code_name(err.code),
-                  av_error_format(&err, buf, sizeof buf));
-    ck_assert_msg(strcmp(err.path, json_string_value(json_object_get(k, "path"))) == 0,
-                  "%s: path '%s' (%s)", name, err.path, av_error_format(&err, buf, sizeof buf));
-    ck_assert_msg(strstr(err.message, json_string_value(json_object_get(k, "message"))) != NULL,
-                  "%s: message '%s'", name, err.message);
-    ck_assert_str_eq(err.source, "exp.json");
-  }
-  json_decref(root);
-  /* An integer beyond int64 is a syntax error with line and column. */
-  av_workload_t *w = from_json_text("{\"kind\": \"levels\",\n \"B\": [1, 99999999999999999999]}", &err);
-  ck_assert_ptr_null(w);
-  ck_assert_int_eq(err.code, AV_ERR_PARSE);
-  ck_assert_ptr_nonnull(strstr(err.source, "inline:2:"));
-}
-END_TEST
-
-START_TEST(test_json_kinds) {
-  av_error_t err;
-  av_workload_t *w = from_json_text(
-      "{\"kind\": \"levels\", \"B\": [1, 4], \"L\": [64, 32], \"heads\": [16, 8], \"head_dim\": 64,"
-      " \"dtype\": \"bf16\", \"block_size\": 32, \"name\": \"mine\"}", &err);
-  AV_CK_OK(err.code, &err);
-  ck_assert_int_eq(w->heads.hq, 16);
-  ck_assert_int_eq(w->heads.hkv, 8);
-  ck_assert_int_eq(w->heads.head_dim, 64);
-  ck_assert_int_eq(w->heads.dtype, AV_DTYPE_BF16);
-  ck_assert_int_eq(w->block_size_tokens, 32);
-  ck_assert_str_eq(w->name, "mine");
-  av_workload_destroy(w);
-  const char *specs[] = {
-      "{\"kind\": \"kary\", \"arity\": 4, \"depth\": 3, \"L\": [512, 64, 16]}",
-      "{\"kind\": \"degenerate\", \"arity\": 2, \"depth\": 5, \"L\": [128]}",
-      "{\"kind\": \"ratio\", \"batch\": 16, \"context\": 4096, \"shared_ratio\": 0.75}",
-      "{\"kind\": \"random\", \"seed\": 9, \"max_depth\": 5, \"max_requests\": 100}",
-      "{\"kind\": \"block_table\", \"block_size\": 16, \"requests\": [[0, 1, 2], "
-      "{\"blocks\": [0, 1, 3], \"last_block_tokens\": 5, \"block_size\": 16}, [0, 4]]}",
-  };
-  const int32_t nodes[] = {21, 9, 17, -1, 5}, reqs[] = {16, 5, 16, -1, 3};
-  for (int i = 0; i < 5; i++) {
-    w = from_json_text(specs[i], &err);
-    AV_CK_OK(err.code, &err);
-    if (nodes[i] >= 0) ck_assert_int_eq(w->n_nodes, nodes[i]);
-    if (reqs[i] >= 0) ck_assert_int_eq(w->n_requests, reqs[i]);
-    av_workload_destroy(w);
-  }
-  /* The block table's block size becomes the workload's. */
-  w = from_json_text("{\"kind\": \"block_table\", \"requests\": [{\"blocks\": [4], "
-                     "\"block_size\": 64}, [4, 5]]}", &err);
-  AV_CK_OK(err.code, &err);
-  ck_assert_int_eq(w->block_size_tokens, 64);
-  ck_assert_int_eq(w->nodes[1].kv_len_tokens, 64);
-  av_workload_destroy(w);
-  /* Caller defaults fill what the spec leaves out. */
-  av_heads_t d = {.hq = 64, .hkv = 8, .head_dim = 256, .dtype = AV_DTYPE_BF16};
-  json_t *spec = json_pack("{s:s,s:[i],s:[i]}", "kind", "levels", "B", 3, "L", 7);
-  w = av_workload_from_json(spec, &d, NULL, NULL);
-  ck_assert_ptr_nonnull(w);
-  ck_assert_int_eq(w->heads.hq, 64);
-  ck_assert_int_eq(w->heads.head_dim, 256);
-  av_workload_destroy(w);
-  json_decref(spec);
-}
-END_TEST
-
-START_TEST(test_explicit_round_trip) {
-  av_error_t err;
-  av_error_clear(&err);
-  av_random_spec_t spec = random_spec(7);
-  av_workload_t *src[3];
-  src[0] = av_workload_random(&spec, NULL, &err);
-  const int64_t B[] = {1, 3, 9}, L[] = {100, 10, 1};
-  src[1] = levels(B, L, 3);
-  src[2] = from_json_text("{\"kind\": \"explicit\", \"heads\": [8, 8], \"nodes\": ["
-                          "{\"parent\": -1, \"kv_len\": 512}, {\"parent\": 0, \"kv_len\": 64},"
-                          "{\"parent\": -1, \"kv_len\": 3}], \"requests\": [1, 1, 0, 2]}",
-                          &err);
-  AV_CK_OK(err.code, &err);
-  ck_assert_int_eq(src[2]->nodes[0].share, 3);
-  ck_assert_int_eq(src[2]->request_kv_tokens[2], 512);
-  for (int i = 0; i < 3; i++) {
-    json_t *j = av_workload_to_json(src[i]);
-    char *text = json_dumps(j, 0);
-    av_workload_t *back = from_json_text(text, &err);
-    AV_CK_OK(err.code, &err);
-    ck_assert(av_workload_equal(src[i], back));
-    ck_assert_uint_eq(av_workload_hash(src[i]), av_workload_hash(back));
-    ck_assert_str_eq(src[i]->name, back->name);
-    ck_assert_int_eq(src[i]->block_size_tokens, back->block_size_tokens);
-    free(text);
-    json_decref(j);
-    av_workload_destroy(back);
-  }
-  for (int i = 0; i < 3; i++) av_workload_destroy(src[i]);
-}
-END_TEST
-
 START_TEST(test_clone_equal_hash) {
   const int64_t B[] = {1, 4, 16}, L[] = {128, 256, 1024};
-  av_workload_t *a = levels(B, L, 3), *b = av_workload_clone(a);
+  av_workload_t *a = av_test_levels(B, L, 3), *b = av_workload_clone(a);
   ck_assert(av_workload_equal(a, b));
   ck_assert_uint_eq(av_workload_hash(a), av_workload_hash(b));
   ck_assert_int_eq(b->node_reqs[b->node_req_offsets[4]], a->node_reqs[a->node_req_offsets[4]]);
@@ -654,9 +509,6 @@ static Suite *workload_suite(void) {
   tcase_add_test(tc, test_random_determinism_and_properties);
   tcase_add_test(tc, test_block_table_round_trip);
   tcase_add_test(tc, test_block_table_splits);
-  tcase_add_test(tc, test_json_errors);
-  tcase_add_test(tc, test_json_kinds);
-  tcase_add_test(tc, test_explicit_round_trip);
   tcase_add_test(tc, test_clone_equal_hash);
   tcase_add_test(tc, test_finalize_by_hand);
   tcase_add_test(tc, test_trace);

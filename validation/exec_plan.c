@@ -11,6 +11,10 @@
 #include "proofs/proofs.h"
 #include "validation/exec_device.h"
 
+int av__exec_cuda_fail(av_error_t *err) {
+  return av_error_set(err, AV_ERR_CUDA, AV_SRC, NULL, "%s", av_kern_last_error());
+}
+
 /* Merge CTAs the merge launch runs (0 when the plan has no partial states). */
 int64_t av__exec_merge_ctas(const av_plan_t *p) {
   const int64_t rows = (int64_t)p->n_requests * p->heads.hq, m = av_kern_merge_rows_per_cta();
@@ -98,32 +102,11 @@ static int av_upload_i32(void **dst, const int32_t *src, size_t n) {
   return r ? r : av_kern_h2d(*dst, src, n * sizeof(int32_t));
 }
 
-/* Per-launch item tables (AV_KERN_ITEM_INTS each, launch-major in plan order), persistent
- * queues (by CTA, then order), merge lists, streams. */
-int av__plan_upload(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t *d,
-                    av_error_t *err) {
-  int rc = AV_OK;
-  const int hq = b->w->heads.hq, dim = b->w->heads.head_dim;
-  int32_t *items = malloc(((size_t)p->n_items + 1) * AV_KERN_ITEM_INTS * sizeof *items);
-  int32_t *segs = malloc(((size_t)p->n_segments + 1) * 4 * sizeof *segs);
-  int32_t *local = malloc(((size_t)p->n_items + 1) * sizeof *local);
-  int32_t *first = calloc((size_t)p->n_launches + 1, sizeof *first);
-  int32_t *qoff = NULL, *queue = malloc(((size_t)p->n_items + 1) * sizeof *queue);
-  int32_t total_ctas = 0;
-  for (int32_t l = 0; l < p->n_launches; ++l)
-    total_ctas += p->launches[l].persistent_ctas + 1;
-  qoff = calloc((size_t)total_ctas + 1, sizeof *qoff);
-  d->n_launches = p->n_launches;
-  d->kl = calloc((size_t)p->n_launches + 1, sizeof *d->kl);
-  d->launch_stream = calloc((size_t)p->n_launches + 1, sizeof *d->launch_stream);
-  d->streams = calloc((size_t)p->n_launches + 1, sizeof *d->streams);
-  d->done_ev = calloc((size_t)p->n_launches + 1, sizeof *d->done_ev);
-  if (!items || !segs || !local || !first || !qoff || !queue || !d->kl ||
-      !d->launch_stream || !d->streams || !d->done_ev) {
-    rc = av_error_set(err, AV_ERR_NOMEM, AV_SRC, NULL, "out of memory");
-    goto done;
-  }
-  /* Items grouped by launch, keeping plan order inside each launch. */
+/* Items grouped by launch, keeping plan order inside each launch, as the kernels' records
+ * (AV_KERN_ITEM_INTS each, kernels/kernels.h); first[l] is launch l's first record and
+ * local[i] item i's index within its launch. Returns the records written. */
+static int32_t item_records(const av_exec_batch_t *b, const av_plan_t *p, int32_t *items,
+                            int32_t *first, int32_t *local) {
   int32_t pos = 0;
   for (int32_t l = 0; l < p->n_launches; ++l) {
     first[l] = pos;
@@ -150,7 +133,13 @@ int av__plan_upload(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t
       ++pos;
     }
   }
-  /* Persistent queues: CTA c's items by their order. */
+  return pos;
+}
+
+/* Persistent queues: CTA c's items (their local indices) by their order; qoff holds each
+ * persistent launch's pc + 1 queue offsets in turn. Returns the queue entries written. */
+static int32_t queue_records(const av_plan_t *p, const int32_t *local, int32_t *qoff,
+                             int32_t *queue) {
   int32_t qpos = 0, qbase = 0;
   for (int32_t l = 0; l < p->n_launches; ++l) {
     const int32_t pc = p->launches[l].persistent_ctas;
@@ -168,6 +157,83 @@ int av__plan_upload(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t
     qoff[qbase + pc] = qpos;
     qbase += pc + 1;
   }
+  return qpos;
+}
+
+/* Each kernel launch's view of the uploaded tables: its records (from first[l]; pos in all)
+ * and its queues. */
+static void bind_launches(const av_plan_t *p, av__plan_dev_t *d, const int32_t *first,
+                          int32_t pos) {
+  int32_t qbase = 0;
+  d->ctas = 0;
+  d->n_items = p->n_items;
+  for (int32_t l = 0; l < p->n_launches; ++l) {
+    const av_launch_t *la = &p->launches[l];
+    av_kern_launch_t *k = &d->kl[l];
+    k->items = (const int32_t *)d->items + (size_t)first[l] * AV_KERN_ITEM_INTS;
+    k->n_items = (l + 1 < p->n_launches ? first[l + 1] : pos) - first[l];
+    k->queries = d->queries;
+    k->segs = d->segs;
+    k->persistent_ctas = la->persistent_ctas;
+    k->queue_off = (const int32_t *)d->qoff + qbase;
+    k->queue = d->queue;
+    qbase += la->persistent_ctas + 1;
+    d->ctas += la->persistent_ctas > 0 ? la->persistent_ctas : k->n_items;
+  }
+}
+
+/* Streams: one per distinct plan stream id (first use order), each with its done and start
+ * events, and the run's two bracketing events. */
+static int create_streams(const av_plan_t *p, av__plan_dev_t *d, av_error_t *err) {
+  int rc = AV_OK;
+  int32_t *ids = calloc((size_t)p->n_launches + 1, sizeof *ids);
+  if (!ids) return av_error_set(err, AV_ERR_NOMEM, AV_SRC, NULL, "out of memory");
+  for (int32_t l = 0; l < p->n_launches; ++l) {
+    int s = 0;
+    while (s < d->n_streams && ids[s] != p->launches[l].stream) ++s;
+    if (s == d->n_streams) ids[d->n_streams++] = p->launches[l].stream;
+    d->launch_stream[l] = s;
+  }
+  free(ids);
+  for (int s = 0; s < d->n_streams; ++s) {
+    AV_K(av_kern_stream_create(&d->streams[s]));
+    AV_K(av_kern_event_create(&d->done_ev[s]));
+  }
+  d->ev_starts = calloc((size_t)d->n_streams + 1, sizeof *d->ev_starts);
+  if (!d->ev_starts) return av_error_set(err, AV_ERR_NOMEM, AV_SRC, NULL, "out of memory");
+  for (int s = 0; s < d->n_streams; ++s) AV_K(av_kern_event_create(&d->ev_starts[s]));
+  AV_K(av_kern_event_create(&d->ev_pre));
+  AV_K(av_kern_event_create(&d->ev_end));
+done:
+  return rc;
+}
+
+/* Per-launch item tables, persistent queues (by CTA, then order), merge lists, streams. */
+int av__plan_upload(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t *d,
+                    av_error_t *err) {
+  int rc = AV_OK;
+  const int hq = b->w->heads.hq, dim = b->w->heads.head_dim;
+  int32_t *items = malloc(((size_t)p->n_items + 1) * AV_KERN_ITEM_INTS * sizeof *items);
+  int32_t *segs = malloc(((size_t)p->n_segments + 1) * 4 * sizeof *segs);
+  int32_t *local = malloc(((size_t)p->n_items + 1) * sizeof *local);
+  int32_t *first = calloc((size_t)p->n_launches + 1, sizeof *first);
+  int32_t *qoff = NULL, *queue = malloc(((size_t)p->n_items + 1) * sizeof *queue);
+  int32_t total_ctas = 0;
+  for (int32_t l = 0; l < p->n_launches; ++l)
+    total_ctas += p->launches[l].persistent_ctas + 1;
+  qoff = calloc((size_t)total_ctas + 1, sizeof *qoff);
+  d->n_launches = p->n_launches;
+  d->kl = calloc((size_t)p->n_launches + 1, sizeof *d->kl);
+  d->launch_stream = calloc((size_t)p->n_launches + 1, sizeof *d->launch_stream);
+  d->streams = calloc((size_t)p->n_launches + 1, sizeof *d->streams);
+  d->done_ev = calloc((size_t)p->n_launches + 1, sizeof *d->done_ev);
+  if (!items || !segs || !local || !first || !qoff || !queue || !d->kl ||
+      !d->launch_stream || !d->streams || !d->done_ev) {
+    rc = av_error_set(err, AV_ERR_NOMEM, AV_SRC, NULL, "out of memory");
+    goto done;
+  }
+  const int32_t pos = item_records(b, p, items, first, local);
+  const int32_t qpos = queue_records(p, local, qoff, queue);
   for (int32_t s = 0; s < p->n_segments; ++s) {
     segs[s * 4] = p->segments[s].node;
     segs[s * 4 + 1] = (int32_t)p->segments[s].begin;
@@ -187,47 +253,8 @@ int av__plan_upload(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t
   AV_K(av_kern_malloc((void **)&d->trace,
                       (size_t)(p->n_items * b->w->heads.hkv + av__exec_merge_ctas(p)) *
                           sizeof(av_kern_trace_rec_t)));
-  qbase = 0;
-  d->ctas = 0;
-  d->n_items = p->n_items;
-  for (int32_t l = 0; l < p->n_launches; ++l) {
-    const av_launch_t *la = &p->launches[l];
-    av_kern_launch_t *k = &d->kl[l];
-    k->items = (const int32_t *)d->items + (size_t)first[l] * AV_KERN_ITEM_INTS;
-    k->n_items = (l + 1 < p->n_launches ? first[l + 1] : pos) - first[l];
-    k->queries = d->queries;
-    k->segs = d->segs;
-    k->persistent_ctas = la->persistent_ctas;
-    k->queue_off = (const int32_t *)d->qoff + qbase;
-    k->queue = d->queue;
-    qbase += la->persistent_ctas + 1;
-    d->ctas += la->persistent_ctas > 0 ? la->persistent_ctas : k->n_items;
-  }
-  /* Streams: one per distinct plan stream id (first use order). */
-  int32_t *ids = calloc((size_t)p->n_launches + 1, sizeof *ids);
-  if (!ids) {
-    rc = av_error_set(err, AV_ERR_NOMEM, AV_SRC, NULL, "out of memory");
-    goto done;
-  }
-  for (int32_t l = 0; l < p->n_launches; ++l) {
-    int s = 0;
-    while (s < d->n_streams && ids[s] != p->launches[l].stream) ++s;
-    if (s == d->n_streams) ids[d->n_streams++] = p->launches[l].stream;
-    d->launch_stream[l] = s;
-  }
-  free(ids);
-  for (int s = 0; s < d->n_streams; ++s) {
-    AV_K(av_kern_stream_create(&d->streams[s]));
-    AV_K(av_kern_event_create(&d->done_ev[s]));
-  }
-  d->ev_starts = calloc((size_t)d->n_streams + 1, sizeof *d->ev_starts);
-  if (!d->ev_starts) {
-    rc = av_error_set(err, AV_ERR_NOMEM, AV_SRC, NULL, "out of memory");
-    goto done;
-  }
-  for (int s = 0; s < d->n_streams; ++s) AV_K(av_kern_event_create(&d->ev_starts[s]));
-  AV_K(av_kern_event_create(&d->ev_pre));
-  AV_K(av_kern_event_create(&d->ev_end));
+  bind_launches(p, d, first, pos);
+  rc = create_streams(p, d, err);
 done:
   free(items);
   free(segs);

@@ -70,10 +70,6 @@ int av_exec_copy_bandwidth(size_t bytes, int reps, double *GBps, av_error_t *err
 
 #else /* AV_HAVE_CUDA */
 
-int av__exec_cuda_fail(av_error_t *err) {
-  return av_error_set(err, AV_ERR_CUDA, AV_SRC, NULL, "%s", av_kern_last_error());
-}
-
 int av_exec_available(av_error_t *err) {
   int n = 0;
   if (av_kern_device_count(&n) != 0) return av__exec_cuda_fail(err);

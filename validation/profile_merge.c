@@ -101,37 +101,6 @@ av_plan_t *av_profile_empty_plan(const av_workload_t *w, const av_tile_t *tile, 
   return av__profile_finish_plan(p, ok, w, err);
 }
 
-json_t *av_profile_merge_json(const av_profile_t *p) {
-  json_t *curves = json_array();
-  for (int i = 0; i < p->n_merge; i++) {
-    const av_profile_merge_t *m = &p->merge[i];
-    json_t *slots = json_array(), *t = json_array(), *cold = json_array();
-    int has_cold = m->n > 0;
-    for (int j = 0; j < m->n; j++) {
-      json_array_append_new(slots, json_integer(m->slots[j]));
-      json_array_append_new(t, json_real(round(m->time_us[j] * 1e4) / 1e4));
-      json_array_append_new(cold, json_real(round(m->time_cold_us[j] * 1e4) / 1e4));
-      has_cold = has_cold && m->time_cold_us[j] > 0;
-    }
-    json_t *curve = json_pack("{s:i, s:s, s:o, s:o}", "head_dim", m->head_dim, "dtype",
-                              av_dtype_name(m->dtype), "slots", slots, "time_us", t);
-    if (curve && has_cold) json_object_set(curve, "time_cold_us", cold);
-    json_decref(cold);
-    json_array_append_new(curves, curve);
-  }
-  char notes[600];
-  snprintf(notes, sizeof notes,
-           "one merge CTA alone (one request, rows_per_cta query heads, slots partial states "
-           "of %d tokens each, written by the launch before it), mean traced duration; "
-           "time_cold_us: the same after other CTAs of that launch read twice L2 of KV, so "
-           "the states come from HBM; empty_cta_us: time one CTA slot spends on a "
-           "persistent CTA with an empty queue",
-           AV_PROF_MERGE_SEG);
-  return json_pack("{s:i, s:f, s:s, s:o}", "rows_per_cta", p->n_merge ? p->merge[0].rows : 0,
-                   "empty_cta_us", round(p->empty_cta_us * 1e4) / 1e4, "notes", notes,
-                   "curves", curves);
-}
-
 /* --- measuring ---------------------------------------------------------------------- */
 
 /* What the traces of one merge plan say, summed over runs. */

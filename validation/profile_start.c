@@ -17,8 +17,6 @@
 
 #define SRC "profile"
 
-/* Short items: one KV tile, a few tiles (the queue step's 32 and 128). */
-static const int64_t k_start_kv[AV_PROF_START_KV] = {32, 128};
 
 /* Mean CTA duration of `ctas` one-item CTAs of `rows` queries over their own roots of kv
  * tokens, over `runs` traced runs with L2 flushed before each. */
@@ -71,7 +69,7 @@ static int start_variants(const av_gpu_t *g, av_profile_t *out, av_error_t *err)
     v->n_rows = t->tile.m_rows > 1 ? 2 : 1;
     v->rows[0] = 1;
     v->rows[1] = t->tile.m_rows;
-    for (int j = 0; j < AV_PROF_START_KV; j++) v->kv[j] = k_start_kv[j];
+    for (int j = 0; j < AV_PROF_START_KV; j++) v->kv[j] = av_profile_start_kv[j];
   }
   return AV_OK;
 }
@@ -94,37 +92,4 @@ int av_profile_measure_start(const av_gpu_t *g, const av_profile_opts_t *o, av_p
               v->dur_us[v->n_k - 1][0][0], (long long)v->kv[0]);
   }
   return rc;
-}
-
-json_t *av_profile_start_json(const av_profile_t *p) {
-  json_t *vs = json_array(), *kv = json_array();
-  for (int j = 0; j < AV_PROF_START_KV; j++) json_array_append_new(kv, json_integer(k_start_kv[j]));
-  for (int i = 0; i < p->n_start; i++) {
-    const av_profile_start_t *v = &p->start[i];
-    json_t *ctas = json_array(), *rows = json_array(), *dur = json_array();
-    for (int k = 0; k < v->n_k; k++) json_array_append_new(ctas, json_integer(v->ctas[k]));
-    for (int r = 0; r < v->n_rows; r++) json_array_append_new(rows, json_integer(v->rows[r]));
-    for (int k = 0; k < v->n_k; k++) {
-      json_t *by_rows = json_array();
-      for (int r = 0; r < v->n_rows; r++) {
-        json_t *by_kv = json_array();
-        for (int j = 0; j < AV_PROF_START_KV; j++)
-          json_array_append_new(by_kv, json_real(round(v->dur_us[k][r][j] * 1e4) / 1e4));
-        json_array_append_new(by_rows, by_kv);
-      }
-      json_array_append_new(dur, by_rows);
-    }
-    json_array_append_new(
-        vs, json_pack("{s:s, s:i, s:i, s:i, s:i, s:s, s:o, s:o, s:o}", "kind",
-                      av_kernel_kind_name(v->tile.kind), "m", v->tile.m_rows, "n",
-                      v->tile.n_tokens, "warps", v->tile.warps, "head_dim", v->head_dim,
-                      "dtype", av_dtype_name(v->dtype), "ctas", ctas, "n_q", rows,
-                      "duration_us", dur));
-  }
-  return json_pack("{s:o, s:s, s:o}", "kv_tokens", kv, "notes",
-                   "per k = 1 .. occupancy one launch of k x SMs one-item CTAs (ctas), each "
-                   "over its own root of kv_tokens tokens with n_q queries (GQA group 1), L2 "
-                   "flushed; duration_us[ctas][n_q][kv_tokens]: mean traced CTA duration. The "
-                   "start cost is the excess over C(n_q, kv) beyond the shared bandwidth",
-                   "variants", vs);
 }
