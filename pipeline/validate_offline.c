@@ -73,7 +73,10 @@ static int load(octx_t *c, av_error_t *err) {
   snprintf(c->rep.command, sizeof c->rep.command, "%s", c->o->command);
   c->rep.repeats = (int)jnum(c->rec, "repeats");
   av_gpu_t *g = &c->e->gpus[0];
-  if (c->o->no_cal) {
+  /* The record's own calibration mode unless told otherwise: a record predicted with the
+   * datasheet spec is re-predicted with it, even where a calibrated spec exists now. */
+  const int rec_uncal = strstr(jstr(c->rec, "spec"), "(uncalibrated)") != NULL;
+  if (c->o->no_cal || (rec_uncal && !c->o->spec)) {
     snprintf(c->rep.spec, sizeof c->rep.spec, "gpus/%s.json (uncalibrated)", g->name);
   } else {
     char sp[1024];
