@@ -45,12 +45,28 @@ static int parse_sim(const av_jctx_t *c, const json_t *root, av_experiment_t *e)
   return av_sim_model_lookup(sim, c->source, "sim", &e->sim, c->err);
 }
 
-/* Validates a GPU name against the specs on disk, then loads it. */
+static void resolve_path(char *out, size_t size, const char *exp_path, const char *rel);
+
+/* Validates a GPU name against the specs on disk, then loads it. A path (a '/' or ".json")
+ * names the user's own spec file, relative to the experiment file's directory. */
 static int load_gpu(const av_jctx_t *c, const json_t *v, const char *path, av_gpu_t *out) {
   if (!json_is_string(v))
     return av_error_set(c->err, AV_ERR_SCHEMA, c->source, path,
-                        "expected a GPU name (a string), got %s", av_json_type_name(v));
+                        "expected a GPU name or spec file path (a string), got %s",
+                        av_json_type_name(v));
   const char *name = json_string_value(v);
+  if (av_gpu_is_path(name)) {
+    char file[1024];
+    resolve_path(file, sizeof file, c->source, name);
+    FILE *f = fopen(file, "rb");
+    if (!f)
+      return av_error_set(c->err, AV_ERR_IO, c->source, path,
+                          "GPU spec file %s cannot be opened (a value with '/' or ending in "
+                          "\".json\" is a path, relative to the experiment file)",
+                          file);
+    fclose(f);
+    return av_gpu_load_file(file, out, c->err);
+  }
   char **names = NULL;
   int n = 0, found = 0;
   int rc = av_gpu_list(NULL, &names, &n, c->err);
@@ -60,7 +76,8 @@ static int load_gpu(const av_jctx_t *c, const json_t *v, const char *path, av_gp
     char list[1024];
     av_names_join(list, sizeof list, (const char *const *)names, (size_t)n);
     rc = av_error_set(c->err, AV_ERR_NAME, c->source, path,
-                      "unknown GPU '%s'; expected one of: %s", name, n ? list : "(none found)");
+                      "unknown GPU '%s'; expected one of: %s, or a spec file path", name,
+                      n ? list : "(none found)");
   }
   for (int i = 0; i < n; i++) free(names[i]);
   free(names);
