@@ -37,7 +37,8 @@ static int annotate(av_error_t *err, const av_experiment_t *e, const av_exp_batc
   if (!err->source[0]) snprintf(err->source, sizeof err->source, "%s", e->path);
   if (!err->path[0])
     snprintf(err->path, sizeof err->path, "workloads[%d] (%.60s) x schedulers[%d] (%.60s) on %.60s",
-             b->spec_index, b->name, sched, e->scheds[sched].label, e->gpus[gpu].name);
+             b->spec_index, b->name, e->scheds[sched].entry, e->scheds[sched].label,
+             e->gpus[gpu].name);
   return err->code;
 }
 
