@@ -64,6 +64,37 @@ START_TEST(provenance_names_inputs) {
 }
 END_TEST
 
+/* `anvil validate --offline` re-predicts recorded measurements with the profile cost model:
+ * its validation.json names the spec file and the profile it read, with their hashes. */
+START_TEST(validation_records_profile) {
+  char dir[64], file[96];
+  snprintf(dir, sizeof dir, "/tmp/anvil_prov_%ld", (long)getpid());
+  snprintf(file, sizeof file, "%s/validation.json", dir);
+  static char bin[] = AV_BINARY_DIR "/anvil", cmd[] = "validate", off[] = "--offline",
+              rec[] = "results/h200/repro/across_gpus/validation.json", out[] = "--out";
+  char *argv[] = {bin, cmd, off, rec, out, dir, NULL};
+  ck_assert_int_eq(av_test_spawn(NULL, argv, NULL, NULL), 0);
+  json_error_t je;
+  json_t *doc = json_load_file(file, 0, &je);
+  ck_assert_msg(doc != NULL, "%s: %s", file, je.text);
+  json_t *p = json_object_get(doc, "provenance");
+  ck_assert_str_eq(json_string_value(json_object_get(p, "anvil_version")), av_version());
+  json_t *prof = json_array_get(json_object_get(p, "profiles"), 0);
+  char hex[65];
+  ck_assert_int_eq(av_sha256_file(json_string_value(json_object_get(prof, "path")), hex), 0);
+  ck_assert_str_eq(json_string_value(json_object_get(prof, "sha256")), hex);
+  json_t *spec = json_array_get(json_object_get(p, "gpu_specs"), 0);
+  ck_assert_int_eq(av_sha256_file(json_string_value(json_object_get(spec, "path")), hex), 0);
+  ck_assert_str_eq(json_string_value(json_object_get(spec, "sha256")), hex);
+  json_decref(doc);
+  char csv[96];
+  snprintf(csv, sizeof csv, "%s/validation.csv", dir);
+  remove(csv);
+  remove(file);
+  rmdir(dir);
+}
+END_TEST
+
 START_TEST(version_option) {
   char out[64];
   snprintf(out, sizeof out, "/tmp/anvil_version_%ld", (long)getpid());
@@ -85,6 +116,7 @@ int main(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, sha256_known_answers);
   tcase_add_test(tc, provenance_names_inputs);
+  tcase_add_test(tc, validation_records_profile);
   tcase_add_test(tc, version_option);
   suite_add_tcase(s, tc);
   return av_test_run(s, 0);
