@@ -9,9 +9,8 @@ if(AV_GIT)
                   RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   if(rc EQUAL 0 AND NOT head STREQUAL "")
     set(commit "${head}")
-    execute_process(COMMAND ${AV_GIT} -C "${SRC}" update-index -q --refresh
-                    OUTPUT_QUIET ERROR_QUIET)
-    execute_process(COMMAND ${AV_GIT} -C "${SRC}" diff-index --quiet HEAD --
+    # `git diff` refreshes stat data in memory only: a build never takes the index lock.
+    execute_process(COMMAND ${AV_GIT} -C "${SRC}" diff --quiet HEAD --
                     RESULT_VARIABLE dirty OUTPUT_QUIET ERROR_QUIET)
     if(NOT dirty EQUAL 0)
       string(APPEND commit "-dirty")
