@@ -18,7 +18,7 @@ enum { OPT_TIMELINE_OF = 256 };
 static const av_cli_opt_t k_opts[] = {
     {"out", 'o', "DIR", "results directory (default out/<experiment name>)"},
     {"timeline", 't', "FILE", "write one plan's CTA timeline (Chrome Trace JSON, Perfetto)"},
-    {"timeline-of", OPT_TIMELINE_OF, "WORKLOAD[/LABEL]",
+    {"timeline-of", OPT_TIMELINE_OF, "[GPU/]WORKLOAD[/LABEL]",
      "which plan --timeline records (default: the first row)"},
     {"quiet", 'q', NULL, "print only where the results went and the summary line"},
     {"help", 'h', NULL, "show this help"},
@@ -37,18 +37,24 @@ static int annotate(av_error_t *err, const av_experiment_t *e, const av_exp_batc
   if (!err->source[0]) snprintf(err->source, sizeof err->source, "%s", e->path);
   if (!err->path[0])
     snprintf(err->path, sizeof err->path, "workloads[%d] (%.60s) x schedulers[%d] (%.60s) on %.60s",
-             b->spec_index, b->name, sched, e->scheds[sched].label, e->gpus[gpu].name);
+             b->spec_index, b->name, e->scheds[sched].entry, e->scheds[sched].label,
+             e->gpus[gpu].name);
   return err->code;
 }
 
-/* Does row (batch, sched) match "WORKLOAD[/LABEL]"? */
-static int timeline_match(const char *sel, const av_experiment_t *e, int batch, int sched) {
+/* Does row (gpu, batch, sched) match "[GPU/]WORKLOAD[/LABEL]"? */
+static int timeline_match(const char *sel, const av_experiment_t *e, int gpu, int batch,
+                          int sched) {
   if (!sel) return 1;
-  const char *slash = strchr(sel, '/');
-  size_t wl = slash ? (size_t)(slash - sel) : strlen(sel);
-  const char *name = e->batches[batch].name;
-  if (strlen(name) != wl || strncmp(name, sel, wl) != 0) return 0;
-  return !slash || strcmp(slash + 1, e->scheds[sched].label) == 0;
+  const char *g = e->gpus[gpu].name, *w = e->batches[batch].name, *l = e->scheds[sched].label;
+  char form[4][256];
+  snprintf(form[0], sizeof form[0], "%s", w);
+  snprintf(form[1], sizeof form[1], "%s/%s", w, l);
+  snprintf(form[2], sizeof form[2], "%s/%s", g, w);
+  snprintf(form[3], sizeof form[3], "%s/%s/%s", g, w, l);
+  for (int i = 0; i < 4; i++)
+    if (strcmp(sel, form[i]) == 0) return 1;
+  return 0;
 }
 
 /* Plans, checks and estimates one row. *plan_out keeps the plan when the caller wants it
@@ -136,7 +142,8 @@ static int run_all(const av_experiment_t *e, const run_opts_t *o, run_state_t *s
           rc = av_error_set(err, AV_ERR_NOMEM, e->path, NULL, "out of memory");
           break;
         }
-        int want_tl = o->timeline && st->tl_row < 0 && timeline_match(o->timeline_of, e, bi, si);
+        int want_tl =
+            o->timeline && st->tl_row < 0 && timeline_match(o->timeline_of, e, g, bi, si);
         rc = run_row(e, g, bi, si, st->vs, cost, want_tl ? &st->tl : NULL, row,
                      want_tl ? &st->tl_plan : NULL, err);
         if (!rc && want_tl) st->tl_row = st->results.n - 1;
@@ -152,12 +159,14 @@ static int check_timeline_selector(const av_experiment_t *e, const run_opts_t *o
   if (!o->timeline)
     return av_error_set(err, AV_ERR_USAGE, "run", "--timeline-of",
                         "only makes sense with --timeline FILE");
-  for (int bi = 0; bi < e->n_batches; bi++)
-    for (int si = 0; si < e->n_scheds; si++)
-      if (timeline_match(o->timeline_of, e, bi, si)) return AV_OK;
+  for (int g = 0; g < e->n_gpus; g++)
+    for (int bi = 0; bi < e->n_batches; bi++)
+      for (int si = 0; si < e->n_scheds; si++)
+        if (timeline_match(o->timeline_of, e, g, bi, si)) return AV_OK;
   return av_error_set(err, AV_ERR_USAGE, "run", "--timeline-of",
-                      "'%s' matches no row; expected WORKLOAD or WORKLOAD/LABEL, e.g. %s/%s",
-                      o->timeline_of, e->batches[0].name, e->scheds[0].label);
+                      "'%s' matches no row; expected GPU/WORKLOAD/LABEL (or WORKLOAD, "
+                      "WORKLOAD/LABEL), e.g. %s/%s/%s",
+                      o->timeline_of, e->gpus[0].name, e->batches[0].name, e->scheds[0].label);
 }
 
 static int parse_args(int argc, char **argv, run_opts_t *o, av_error_t *err) {
@@ -193,7 +202,7 @@ int av_cmd_run(int argc, char **argv) {
   run_opts_t o = {0};
   int rc = parse_args(argc, argv, &o, &err);
   if (rc == -1) {
-    av_cli_print_help("run EXP.json [--out DIR] [--timeline FILE [--timeline-of W[/S]]]",
+    av_cli_print_help("run EXP.json [--out DIR] [--timeline FILE [--timeline-of [G/]W[/S]]]",
                       "Plans every workload x heads x scheduler (x GPU) of an experiment "
                       "file, checks\neach plan exact, predicts its time with the simulator, "
                       "prints a table and\nwrites DIR/results.json and DIR/results.csv. "

@@ -20,6 +20,7 @@ int av_cmd_list(int argc, char **argv);      /* cli/cmd_list.c */
 int av_cmd_bench(int argc, char **argv);     /* cli/cmd_bench.c: dispatches to the two below */
 int av_bench_sim(int argc, char **argv);     /* cli/bench_sim.c */
 int av_bench_plan(int argc, char **argv);    /* cli/bench_plan.c */
+int av_bench_sweep(int argc, char **argv);   /* cli/bench_sweep.c */
 int av_cmd_replay(int argc, char **argv);    /* cli/cmd_replay.c: measured CTA timeline replay */
 int av_cmd_trace(int argc, char **argv);     /* cli/cmd_trace.c: JSONL decode-trace run */
 int av_cmd_exec(int argc, char **argv);      /* cli/cmd_exec.c: run plans on the GPU */

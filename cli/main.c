@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "pipeline/provenance.h"
 
 static const av_command_t k_commands[] = {
     {"run", "plan, check and predict every batch x scheduler of an experiment file", av_cmd_run},
@@ -28,7 +29,8 @@ static const int k_n_commands = (int)(sizeof k_commands / sizeof k_commands[0]);
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: anvil <command> [options]   (anvil <command> --help for its options)\n\n"
+          "usage: anvil <command> [options]   (anvil <command> --help for its options)\n"
+          "       anvil --version\n\n"
           "anvil schedules prefix-shared decode attention on GPUs: it plans batches whose\n"
           "requests share KV prefixes, proves each plan exact, and predicts its time.\n\n"
           "commands:\n");
@@ -45,6 +47,10 @@ int main(int argc, char **argv) {
   const char *cmd = argv[1];
   if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
     usage(stdout);
+    return 0;
+  }
+  if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+    printf("anvil %s (git %s)\n", av_version(), av_git_commit());
     return 0;
   }
   for (int i = 0; i < k_n_commands; i++)

@@ -6,6 +6,7 @@
 #include "core/gpu.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -164,6 +165,7 @@ int av_gpu_load_file(const char *path, av_gpu_t *out, av_error_t *err) {
   if (!rc) {
     snprintf(g.description, sizeof g.description, "%s", desc);
     file_stem(path, g.name, sizeof g.name);
+    snprintf(g.path, sizeof g.path, "%s", path);
     *out = g;
   }
   json_decref(root);
@@ -229,7 +231,20 @@ static int valid_name(const char *name) {
   return name[0] != '.';
 }
 
+int av_gpu_is_path(const char *name) {
+  size_t n = strlen(name);
+  return strchr(name, '/') != NULL || (n > 5 && strcmp(name + n - 5, ".json") == 0);
+}
+
 int av_gpu_load(const char *name, const char *dir, av_gpu_t *out, av_error_t *err) {
+  if (av_gpu_is_path(name)) {
+    FILE *f = fopen(name, "rb");
+    if (!f)
+      return av_error_set(err, AV_ERR_IO, NULL, NULL, "cannot open GPU spec file '%s': %s",
+                          name, strerror(errno));
+    fclose(f);
+    return av_gpu_load_file(name, out, err);
+  }
   char **names;
   int n;
   int rc = av_gpu_list(dir, &names, &n, err);

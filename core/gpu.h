@@ -7,6 +7,7 @@
 
 typedef struct av_gpu {
   char name[64];               /* file stem, e.g. "H200-SXM" */
+  char path[512];              /* the spec file it was loaded from (provenance hashes it) */
   char description[128];
   int sm_arch;                 /* compute capability x10: 80, 89, 90 */
   int sm_count;
@@ -50,8 +51,12 @@ typedef struct av_gpu {
 double av_gpu_hbm_bw_GBps(const av_gpu_t *g);
 
 /* Loads gpus/<name>.json from `dir` (NULL = the built-in data directory). Unknown names
- * give AV_ERR_NAME listing the available specs. */
+ * give AV_ERR_NAME listing the available specs. A `name` that av_gpu_is_path() calls a path
+ * is loaded from that file instead (a user's own spec); a missing file is AV_ERR_IO. */
 int av_gpu_load(const char *name, const char *dir, av_gpu_t *out, av_error_t *err);
+/* Is this GPU argument a spec file path (it has a '/' or ends in ".json") rather than the
+ * name of a built-in spec? */
+int av_gpu_is_path(const char *name);
 /* Loads a spec from an explicit file path. */
 int av_gpu_load_file(const char *path, av_gpu_t *out, av_error_t *err);
 /* Names of the available specs in `dir` (NULL = built-in), sorted. Caller frees the array

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "core/json_util.h"
+#include "pipeline/experiment_internal.h"
+#include "pipeline/sweep.h"
 
 static const char *const k_top_keys[] = {"name",       "description", "gpu",      "gpus",
                                          "sim",        "heads",       "head_dim", "dtype",
@@ -45,12 +47,26 @@ static int parse_sim(const av_jctx_t *c, const json_t *root, av_experiment_t *e)
   return av_sim_model_lookup(sim, c->source, "sim", &e->sim, c->err);
 }
 
-/* Validates a GPU name against the specs on disk, then loads it. */
+/* Validates a GPU name against the specs on disk, then loads it. A path (a '/' or ".json")
+ * names the user's own spec file, relative to the experiment file's directory. */
 static int load_gpu(const av_jctx_t *c, const json_t *v, const char *path, av_gpu_t *out) {
   if (!json_is_string(v))
     return av_error_set(c->err, AV_ERR_SCHEMA, c->source, path,
-                        "expected a GPU name (a string), got %s", av_json_type_name(v));
+                        "expected a GPU name or spec file path (a string), got %s",
+                        av_json_type_name(v));
   const char *name = json_string_value(v);
+  if (av_gpu_is_path(name)) {
+    char file[1024];
+    av__experiment_resolve_path(file, sizeof file, c->source, name);
+    FILE *f = fopen(file, "rb");
+    if (!f)
+      return av_error_set(c->err, AV_ERR_IO, c->source, path,
+                          "GPU spec file %s cannot be opened (a value with '/' or ending in "
+                          "\".json\" is a path, relative to the experiment file)",
+                          file);
+    fclose(f);
+    return av_gpu_load_file(file, out, c->err);
+  }
   char **names = NULL;
   int n = 0, found = 0;
   int rc = av_gpu_list(NULL, &names, &n, c->err);
@@ -60,7 +76,8 @@ static int load_gpu(const av_jctx_t *c, const json_t *v, const char *path, av_gp
     char list[1024];
     av_names_join(list, sizeof list, (const char *const *)names, (size_t)n);
     rc = av_error_set(c->err, AV_ERR_NAME, c->source, path,
-                      "unknown GPU '%s'; expected one of: %s", name, n ? list : "(none found)");
+                      "unknown GPU '%s'; expected one of: %s, or a spec file path", name,
+                      n ? list : "(none found)");
   }
   for (int i = 0; i < n; i++) free(names[i]);
   free(names);
@@ -193,9 +210,11 @@ static int parse_cost_model(const av_jctx_t *c, const json_t *root, av_experimen
                              "cost_model.params");
 }
 
+/* One scheduler entry at point `point` of its sweep `sw` (no sweep: one point). A swept
+ * entry's variants are labelled <label>[k=v,...]. */
 static int parse_one_sched(const av_jctx_t *c, const json_t *v, const char *where,
-                           av_exp_sched_t *s) {
-  static const char *const keys[] = {"name", "label", "params", NULL};
+                           const av_sweep_t *sw, int64_t point, av_exp_sched_t *s) {
+  static const char *const keys[] = {"name", "label", "params", "grid", NULL};
   const char *name, *label = NULL;
   const json_t *params = NULL;
   char npath[128], ppath[128];
@@ -213,20 +232,45 @@ static int parse_one_sched(const av_jctx_t *c, const json_t *v, const char *wher
   } else {
     return av_error_set(c->err, AV_ERR_SCHEMA, c->source, where,
                         "expected a scheduler name or {\"name\": ..., \"label\": ..., "
-                        "\"params\": {...}}, got %s",
+                        "\"params\": {...}, \"grid\": {...}}, got %s",
                         av_json_type_name(v));
   }
   if (av_scheduler_lookup(name, c->source, npath, &s->ops, c->err)) return fail_code(c);
-  if (label && (!label[0] || strlen(label) >= sizeof s->label)) {
+  char full[256], point_label[160];
+  snprintf(full, sizeof full, "%s", label ? label : s->ops->name);
+  if (sw->n_axes) {
+    av_sweep_label(sw, point, point_label, sizeof point_label);
+    size_t n = strlen(full);
+    snprintf(full + n, sizeof full - n, "[%s]", point_label);
+  }
+  if ((label && !label[0]) || strlen(full) >= sizeof s->label) {
     char lpath[128];
     av_jpath_key(lpath, sizeof lpath, where, "label");
     return av_error_set(c->err, AV_ERR_SCHEMA, c->source, lpath,
-                        "expected a label of 1 to %zu characters", sizeof s->label - 1);
+                        "expected a label of 1 to %zu characters%s%s", sizeof s->label - 1,
+                        sw->n_axes ? ", with the swept values: " : "", sw->n_axes ? full : "");
   }
-  snprintf(s->label, sizeof s->label, "%s", label ? label : s->ops->name);
-  return av_params_from_json(&s->params, s->ops->params, params, c, ppath);
+  snprintf(s->label, sizeof s->label, "%s", full);
+  if (!sw->n_axes) return av_params_from_json(&s->params, s->ops->params, params, c, ppath);
+  if (params && av_json_expect_object(c, params, ppath)) return fail_code(c);
+  json_t *merged = params ? json_deep_copy(params) : json_object();
+  for (int a = 0; a < sw->n_axes; a++)
+    if (json_object_get(merged, sw->axes[a].key)) {
+      json_decref(merged);
+      char kp[256];
+      av_jpath_key(kp, sizeof kp, ppath, sw->axes[a].key);
+      return av_error_set(c->err, AV_ERR_SCHEMA, c->source, kp,
+                          "'%s' is both set and swept (\"grid\"); give it in one place",
+                          sw->axes[a].key);
+    }
+  int rc = av_sweep_apply(sw, point, merged);
+  if (!rc) rc = av_params_from_json(&s->params, s->ops->params, merged, c, ppath);
+  json_decref(merged);
+  if (rc) av_sweep_blame(sw, c->err, ppath, s->label);
+  return rc;
 }
 
+/* The scheduler entries, each once or once per point of its "grid". */
 static int parse_schedulers(const av_jctx_t *c, const json_t *root, av_experiment_t *e) {
   const json_t *v = json_object_get(root, "schedulers");
   if (!v)
@@ -234,219 +278,48 @@ static int parse_schedulers(const av_jctx_t *c, const json_t *root, av_experimen
                         "missing required key 'schedulers' (a list such as "
                         "[{\"name\": \"query_centric\"}])");
   if (av_json_expect_array(c, v, "schedulers")) return fail_code(c);
-  if (json_array_size(v) == 0)
+  size_t n = json_array_size(v);
+  if (n == 0)
     return av_error_set(c->err, AV_ERR_SCHEMA, c->source, "schedulers",
                         "expected at least one scheduler");
-  e->n_scheds = (int)json_array_size(v);
-  e->scheds = calloc((size_t)e->n_scheds, sizeof *e->scheds);
-  if (!e->scheds)
-    return av_error_set(c->err, AV_ERR_NOMEM, c->source, "schedulers", "out of memory");
-  for (int i = 0; i < e->n_scheds; i++) {
+  av_sweep_t *sw = calloc(n, sizeof *sw);
+  if (!sw) return av_error_set(c->err, AV_ERR_NOMEM, c->source, "schedulers", "out of memory");
+  int64_t total = 0;
+  int rc = AV_OK;
+  for (size_t i = 0; rc == AV_OK && i < n; i++) {
+    const json_t *entry = json_array_get(v, i);
+    char where[64], gp[96];
+    av_jpath_index(where, sizeof where, "schedulers", i);
+    av_jpath_key(gp, sizeof gp, where, "grid");
+    rc = av_sweep_parse(c, json_is_object(entry) ? json_object_get(entry, "grid") : NULL, gp,
+                        NULL, NULL, &sw[i]);
+    total += sw[i].n_points;
+    if (!rc && total > AV_MAX_SCHED_VARIANTS)
+      rc = av_error_set(c->err, AV_ERR_RANGE, c->source, gp,
+                        "the scheduler grids make %lld variants; at most %d",
+                        (long long)total, AV_MAX_SCHED_VARIANTS);
+  }
+  e->scheds = rc ? NULL : calloc((size_t)total, sizeof *e->scheds);
+  if (!rc && !e->scheds)
+    rc = av_error_set(c->err, AV_ERR_NOMEM, c->source, "schedulers", "out of memory");
+  for (size_t i = 0; rc == AV_OK && i < n; i++) {
     char where[64];
-    av_jpath_index(where, sizeof where, "schedulers", (size_t)i);
-    if (parse_one_sched(c, json_array_get(v, (size_t)i), where, &e->scheds[i]))
-      return fail_code(c);
-    for (int j = 0; j < i; j++)
-      if (strcmp(e->scheds[j].label, e->scheds[i].label) == 0)
-        return av_error_set(c->err, AV_ERR_SCHEMA, c->source, where,
+    av_jpath_index(where, sizeof where, "schedulers", i);
+    for (int64_t p = 0; rc == AV_OK && p < sw[i].n_points; p++) {
+      av_exp_sched_t *s = &e->scheds[e->n_scheds];
+      rc = parse_one_sched(c, json_array_get(v, i), where, &sw[i], p, s);
+      for (int j = 0; rc == AV_OK && j < e->n_scheds; j++)
+        if (strcmp(e->scheds[j].label, s->label) == 0)
+          rc = av_error_set(c->err, AV_ERR_SCHEMA, c->source, where,
                             "label '%s' is used by schedulers[%d] too; give each entry its "
                             "own \"label\"",
-                            e->scheds[i].label, j);
-  }
-  return AV_OK;
-}
-
-/* --- workloads ----------------------------------------------------------------------- */
-
-static int add_batch(const av_jctx_t *c, av_experiment_t *e, int *cap, const char *name,
-                     int spec, int heads, av_workload_t *w) {
-  if (e->n_batches == *cap) {
-    int ncap = *cap ? 2 * *cap : 16;
-    av_exp_batch_t *nb = realloc(e->batches, (size_t)ncap * sizeof *nb);
-    if (!nb) {
-      av_workload_destroy(w);
-      return av_error_set(c->err, AV_ERR_NOMEM, c->source, "workloads", "out of memory");
+                            s->label, e->scheds[j].entry);
+      s->entry = (int)i;
+      if (!rc) e->n_scheds++;
     }
-    e->batches = nb;
-    *cap = ncap;
   }
-  av_exp_batch_t *b = &e->batches[e->n_batches++];
-  memset(b, 0, sizeof *b);
-  snprintf(b->name, sizeof b->name, "%s", name);
-  b->spec_index = spec;
-  b->heads_index = heads;
-  b->w = w;
-  snprintf(w->name, sizeof w->name, "%s", name);
-  return AV_OK;
-}
-
-/* Builds `spec` once per head configuration (once when the spec names its own heads). */
-static int build_spec(const av_jctx_t *c, const av_jctx_t *spec_ctx, av_experiment_t *e,
-                      int *cap, const json_t *spec, const char *spec_path, const char *name,
-                      int spec_index) {
-  int own_heads = json_object_get(spec, "heads") != NULL;
-  for (int j = 0; j < (own_heads ? 1 : e->n_heads); j++) {
-    av_workload_t *w = av_workload_from_json(spec, &e->heads[j], spec_ctx, spec_path);
-    if (!w) return fail_code(spec_ctx);
-    if (add_batch(c, e, cap, name, spec_index, own_heads ? -1 : j, w)) return fail_code(c);
-  }
-  return AV_OK;
-}
-
-/* Opens a collection file relative to the experiment file's directory. */
-static void resolve_path(char *out, size_t size, const char *exp_path, const char *rel) {
-  const char *slash = strrchr(exp_path, '/');
-  if (rel[0] == '/' || !slash)
-    snprintf(out, size, "%s", rel);
-  else
-    snprintf(out, size, "%.*s/%s", (int)(slash - exp_path), exp_path, rel);
-}
-
-/* Name prefix of a collection's batches: the file stem up to its first '_' ("pat"). */
-static void collection_prefix(char *out, size_t size, const char *path) {
-  const char *base = strrchr(path, '/');
-  base = base ? base + 1 : path;
-  size_t n = strcspn(base, "_.");
-  snprintf(out, size, "%.*s", (int)(n ? n : strlen(base)), base);
-}
-
-/* Every id a collection spec asks for (at ids_path) must be a tree of the file, once. */
-static int check_ids(const av_jctx_t *c, const char *ids_path, const int64_t *ids,
-                     size_t n_ids, const int64_t *tree_ids, size_t n_trees, const char *file) {
-  int rc = AV_OK;
-  for (size_t q = 0; rc == AV_OK && q < n_ids; q++) {
-    char ip[160];
-    av_jpath_index(ip, sizeof ip, ids_path, q);
-    int hit = 0;
-    for (size_t k = 0; k < n_trees; k++) hit |= tree_ids[k] == ids[q];
-    for (size_t r = 0; r < q; r++)
-      if (ids[r] == ids[q])
-        rc = av_error_set(c->err, AV_ERR_SCHEMA, c->source, ip, "tree id %lld is listed twice",
-                          (long long)ids[q]);
-    if (rc == AV_OK && !hit)
-      rc = av_error_set(c->err, AV_ERR_RANGE, c->source, ip,
-                        "no tree with id %lld in %s (it has %zu trees)", (long long)ids[q],
-                        file, n_trees);
-  }
+  free(sw);
   return rc;
-}
-
-/* {"kind": "collection", "path": ..., "ids": [...], "prefix": ...}: the trees of a
- * published collection (the PAT/FastTree files in experiments/workloads/), each a levels
- * batch named <prefix>-<id>. */
-static int expand_collection(const av_jctx_t *c, av_experiment_t *e, int *cap,
-                             const json_t *spec, const char *where, int spec_index) {
-  static const char *const keys[] = {"kind", "path", "ids", "prefix", NULL};
-  static const char *const file_keys[] = {"source", "heads", "head_dim", "dtype",
-                                          "kv_block", "trees", NULL};
-  static const char *const tree_keys[] = {"id", "B", "L", NULL};
-  const char *rel, *prefix;
-  int64_t *ids = NULL;
-  size_t n_ids = 0;
-  char ids_path[128];
-  av_jpath_key(ids_path, sizeof ids_path, where, "ids");
-  if (av_json_check_keys(c, spec, where, keys) ||
-      av_json_get_string(c, spec, where, "path", 1, NULL, &rel) ||
-      av_json_get_string(c, spec, where, "prefix", 0, NULL, &prefix) ||
-      av_json_get_int_array(c, spec, where, "ids", 0, 0, 0, INT32_MAX, &ids, &n_ids))
-    return fail_code(c);
-  char file[1024], pfx[64];
-  resolve_path(file, sizeof file, c->source, rel);
-  snprintf(pfx, sizeof pfx, "%s", prefix ? prefix : "");
-  if (!prefix) collection_prefix(pfx, sizeof pfx, rel);
-  json_t *root = NULL;
-  av_jctx_t fc = {.source = file, .err = c->err};
-  char rel_path[128];
-  av_jpath_key(rel_path, sizeof rel_path, where, "path");
-  av_error_t lerr;
-  av_error_clear(&lerr);
-  int rc = av_json_load_file(file, &root, &lerr);
-  if (rc == AV_ERR_IO) /* say which key named the missing file */
-    av_error_set(c->err, rc, c->source, rel_path, "collection file %s: %s", file, lerr.message);
-  else if (rc && c->err)
-    *c->err = lerr;
-  json_t *trees = NULL;
-  if (rc == AV_OK &&
-      (av_json_expect_object(&fc, root, "") || av_json_check_keys(&fc, root, "", file_keys)))
-    rc = fail_code(&fc);
-  if (rc == AV_OK) {
-    trees = json_object_get(root, "trees");
-    if (!trees)
-      rc = av_error_set(c->err, AV_ERR_SCHEMA, file, "trees", "missing required key 'trees'");
-    else if (av_json_expect_array(&fc, trees, "trees"))
-      rc = fail_code(&fc);
-  }
-  int64_t block = 0;
-  if (rc == AV_OK && av_json_get_int(&fc, root, "", "kv_block", 0, 0, 1, 1 << 20, &block))
-    rc = fail_code(&fc);
-  size_t n_trees = trees ? json_array_size(trees) : 0;
-  int64_t *tree_ids = calloc(n_trees ? n_trees : 1, sizeof *tree_ids);
-  if (rc == AV_OK && !tree_ids) rc = av_error_set(c->err, AV_ERR_NOMEM, file, NULL, "out of memory");
-  for (size_t k = 0; rc == AV_OK && k < n_trees; k++) {
-    char tp[64];
-    av_jpath_index(tp, sizeof tp, "trees", k);
-    const json_t *t = json_array_get(trees, k);
-    if (av_json_expect_object(&fc, t, tp) || av_json_check_keys(&fc, t, tp, tree_keys) ||
-        av_json_get_int(&fc, t, tp, "id", 1, 0, 0, INT32_MAX, &tree_ids[k]))
-      rc = fail_code(&fc);
-  }
-  if (rc == AV_OK) rc = check_ids(c, ids_path, ids, n_ids, tree_ids, n_trees, file);
-  size_t n_sel = ids ? n_ids : n_trees;
-  for (size_t q = 0; rc == AV_OK && q < n_sel; q++) {
-    size_t k = 0;
-    if (ids)
-      while (tree_ids[k] != ids[q]) k++;
-    else
-      k = q;
-    char tp[64], name[128];
-    av_jpath_index(tp, sizeof tp, "trees", k);
-    snprintf(name, sizeof name, "%s-%lld", pfx, (long long)tree_ids[k]);
-    json_t *t = json_deep_copy(json_array_get(trees, k));
-    json_object_del(t, "id");
-    json_object_set_new(t, "kind", json_string("levels"));
-    if (block) json_object_set_new(t, "block_size", json_integer(block));
-    rc = build_spec(c, &fc, e, cap, t, tp, name, spec_index);
-    json_decref(t);
-  }
-  free(tree_ids);
-  free(ids);
-  json_decref(root);
-  return rc;
-}
-
-static int parse_workloads(const av_jctx_t *c, const json_t *root, av_experiment_t *e) {
-  const json_t *v = json_object_get(root, "workloads");
-  if (!v)
-    return av_error_set(c->err, AV_ERR_SCHEMA, c->source, "workloads",
-                        "missing required key 'workloads' (a list of workload specs)");
-  if (av_json_expect_array(c, v, "workloads")) return fail_code(c);
-  if (json_array_size(v) == 0)
-    return av_error_set(c->err, AV_ERR_SCHEMA, c->source, "workloads",
-                        "expected at least one workload");
-  e->n_specs = (int)json_array_size(v);
-  int cap = 0;
-  for (int i = 0; i < e->n_specs; i++) {
-    char where[64];
-    av_jpath_index(where, sizeof where, "workloads", (size_t)i);
-    const json_t *spec = json_array_get(v, (size_t)i);
-    if (av_json_expect_object(c, spec, where)) return fail_code(c);
-    const json_t *kind = json_object_get(spec, "kind");
-    int rc;
-    if (json_is_string(kind) && strcmp(json_string_value(kind), "collection") == 0) {
-      rc = expand_collection(c, e, &cap, spec, where, i);
-    } else {
-      const json_t *nm = json_object_get(spec, "name");
-      char name[128];
-      if (json_is_string(nm))
-        snprintf(name, sizeof name, "%s", json_string_value(nm));
-      else
-        snprintf(name, sizeof name, "%s-%d",
-                 json_is_string(kind) ? json_string_value(kind) : "workload", i);
-      rc = build_spec(c, c, e, &cap, spec, where, name, i);
-    }
-    if (rc) return rc;
-  }
-  return AV_OK;
 }
 
 /* --- entry points ------------------------------------------------------------------- */
@@ -471,7 +344,7 @@ int av_experiment_from_json(const json_t *root, const char *path, av_experiment_
   if (!rc) rc = parse_heads(&c, root, e);
   if (!rc) rc = parse_cost_model(&c, root, e);
   if (!rc) rc = parse_schedulers(&c, root, e);
-  if (!rc) rc = parse_workloads(&c, root, e);
+  if (!rc) rc = av__experiment_parse_workloads(&c, root, e);
   if (rc) {
     av_experiment_destroy(e);
     return rc;

@@ -23,8 +23,12 @@ typedef struct av_exp_batch {
   av_workload_t *w;        /* owned */
 } av_exp_batch_t;
 
+/* Scheduler variants an experiment may hold (entries times their grids' points). */
+#define AV_MAX_SCHED_VARIANTS 4096
+
 typedef struct av_exp_sched {
-  char label[64];          /* "label", default the scheduler's name */
+  char label[64];          /* "label", default the scheduler's name; [k=v,...] when swept */
+  int entry;               /* index into the file's "schedulers" */
   const av_scheduler_ops_t *ops;
   av_params_t params;
 } av_exp_sched_t;

@@ -2,6 +2,7 @@
  * read. Both files carry the same columns, built once per row (row_json), so they cannot
  * drift apart. */
 #include "pipeline/files.h"
+#include "pipeline/provenance.h"
 #include "pipeline/results.h"
 
 #include <stdlib.h>
@@ -166,6 +167,7 @@ int av_results_write(const av_experiment_t *e, const av_results_t *r, const char
   snprintf(cpath, sizeof cpath, "%s/results.csv", dir);
   json_t *doc = av_results_to_json(e, r);
   char *csv = av_results_to_csv(e, r);
+  if (doc) json_object_set_new(doc, "provenance", av_provenance_json(e));
   int rc = (!doc || !csv) ? av_error_set(err, AV_ERR_NOMEM, dir, NULL, "out of memory") : AV_OK;
   if (!rc) rc = av_mkdirs(dir, err);
   if (!rc) rc = av_json_dump_file(doc, jpath, err);

@@ -2,6 +2,7 @@
  * laid out for readers (the printed table), for scripts (validation.json) and for
  * spreadsheets (validation.csv). */
 #include "pipeline/files.h"
+#include "pipeline/provenance.h"
 #include "pipeline/validate_report.h"
 
 #include <math.h>
@@ -232,6 +233,7 @@ int av_vreport_write(const av_vreport_t *r, const char *dir, av_error_t *err) {
   snprintf(pc, sizeof pc, "%s/validation.csv", dir);
   json_t *doc = report_json(r, err);
   if (!doc) return err && err->code ? err->code : AV_ERR_NOMEM;
+  json_object_set_new(doc, "provenance", av_provenance_json(r->e));
   char *csv = report_csv(r);
   int rc = csv ? av_mkdirs(dir, err)
                : av_error_set(err, AV_ERR_NOMEM, "validate", NULL, "out of memory");

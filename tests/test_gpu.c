@@ -68,9 +68,16 @@ START_TEST(test_unknown_gpu_lists_valid) {
   ck_assert_int_eq(av_gpu_load("H300", NULL, &g, &err), AV_ERR_NAME);
   ck_assert_str_eq(err.message, "unknown GPU 'H300'; expected one of: A100-40GB-PCIe, "
                                 "A100-80GB-SXM, H100-SXM, H200-SXM, RTX-4090");
-  /* A name that tries to leave the directory is just unknown. */
+  /* A name with a '/' is a spec file path: loaded from there, or an I/O error naming it. */
   av_error_clear(&err);
-  ck_assert_int_eq(av_gpu_load("../gpus/H200-SXM", NULL, &g, &err), AV_ERR_NAME);
+  ck_assert_int_eq(av_gpu_load("../gpus/H200-SXM", NULL, &g, &err), AV_ERR_IO);
+  ck_assert_ptr_nonnull(strstr(err.message, "'../gpus/H200-SXM'"));
+  av_error_clear(&err);
+  ck_assert_int_eq(av_gpu_load("H200-SXM.json", NULL, &g, &err), AV_ERR_IO);
+  av_error_clear(&err);
+  AV_CK_OK(av_gpu_load("gpus/A100-80GB-SXM.json", NULL, &g, &err), &err);
+  ck_assert_str_eq(g.name, "A100-80GB-SXM");
+  ck_assert_str_eq(g.path, "gpus/A100-80GB-SXM.json");
   av_error_clear(&err);
   ck_assert_int_eq(av_gpu_load("H200-SXM", "/nonexistent-anvil-dir", &g, &err), AV_ERR_IO);
 }
