@@ -1,30 +1,25 @@
-/* `anvil validate EXP.json` (issue 6 item 2): every (batch, scheduler) of an experiment is
- * planned, predicted by the simulator and measured by the GPU executor on the device, which
- * must be the GPU the experiment names (identified by validation/device_id.c). Predictions
- * use the calibrated spec the profiler wrote (profiles/<gpu>.spec.json) when there is one.
- * With --trace every plan's per-CTA timeline is recorded and replayed through the
- * simulator's dispatch model, splitting the error into dispatch and cost-model parts; the
- * timelines of one batch are written next to the simulated ones (Chrome trace format). */
-#include <math.h>
+/* `anvil validate EXP.json`: the command around pipeline/validate.h. The device must be the
+ * GPU the experiment names (identified by validation/device_id.c); predictions use the
+ * calibrated spec the profiler wrote (profiles/<gpu>.spec.json) when there is one. Each
+ * finished batch is journaled (DIR/validation.journal.jsonl), so a validation stopped
+ * part-way continues with --resume. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "pipeline/files.h"
-#include "proofs/proofs.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "pipeline/experiment.h"
+#include "pipeline/validate.h"
 #include "pipeline/validate_offline.h"
 #include "pipeline/validate_report.h"
 #include "core/json_util.h"
-#include "sim/replay.h"
 #include "validation/device_id.h"
-#include "validation/executor.h"
 #include "validation/profile.h"
 
-enum { OPT_SPEC = 256, OPT_NO_CAL, OPT_TRACE_OF, OPT_REPEATS, OPT_OFFLINE };
+enum { OPT_SPEC = 256, OPT_NO_CAL, OPT_TRACE_OF, OPT_REPEATS, OPT_OFFLINE, OPT_RESUME };
 
 static const av_cli_opt_t k_opts[] = {
     {"out", 'o', "DIR", "output directory (default out/<experiment name>/validation)"},
@@ -36,12 +31,14 @@ static const av_cli_opt_t k_opts[] = {
     {"repeats", OPT_REPEATS, "N", "timed runs per plan (median; default 20)"},
     {"offline", OPT_OFFLINE, "VALIDATION.json",
      "no GPU: re-predict a recorded report's pairs, recompute its statistics"},
+    {"resume", OPT_RESUME, NULL,
+     "take the batches a stopped validation finished from DIR/validation.journal.jsonl"},
     {"help", 'h', NULL, "show this help"},
     {NULL, 0, NULL, NULL}};
 
 typedef struct vopts {
   const char *exp, *out, *trace_of, *gpu_spec, *spec, *offline;
-  int trace, no_cal;
+  int trace, no_cal, resume;
   int64_t repeats;
 } vopts_t;
 
@@ -75,6 +72,7 @@ static int parse_args(int argc, char **argv, vopts_t *o, av_error_t *err) {
       case OPT_SPEC: o->spec = v; break;
       case OPT_NO_CAL: o->no_cal = 1; break;
       case OPT_OFFLINE: o->offline = v; break;
+      case OPT_RESUME: o->resume = 1; break;
       case OPT_REPEATS:
         if (av_cli_parse_int("validate", "--repeats", v, 1, 1000, &o->repeats, err))
           return err->code;
@@ -132,151 +130,6 @@ static int pick_gpu(vctx_t *c, av_error_t *err) {
   return AV_OK;
 }
 
-/* The executor's trace as a timeline (launch from the plan) for the Chrome-trace writer. */
-static int trace_timeline(const json_t *tr, const av_plan_t *p, av_timeline_t *tl,
-                          av_error_t *err) {
-  const json_t *ctas = json_object_get(tr, "ctas");
-  size_t n = json_array_size(ctas);
-  tl->ev = calloc(n ? n : 1, sizeof *tl->ev);
-  if (!tl->ev) return av_error_set(err, AV_ERR_NOMEM, "validate", NULL, "out of memory");
-  tl->cap = (int32_t)(n ? n : 1);
-  for (size_t i = 0; i < n; i++) {
-    const json_t *r = json_array_get(ctas, i);
-    int32_t item = (int32_t)json_integer_value(json_object_get(r, "item"));
-    av_cta_event_t *ev = &tl->ev[tl->n++];
-    ev->item = item;
-    ev->launch = item >= 0 && item < p->n_items ? p->items[item].launch : p->n_launches;
-    ev->head = (int32_t)json_integer_value(json_object_get(r, "head"));
-    ev->sm = (int32_t)json_integer_value(json_object_get(r, "sm"));
-    ev->start_us = json_number_value(json_object_get(r, "start_us"));
-    ev->end_us = json_number_value(json_object_get(r, "end_us"));
-  }
-  return AV_OK;
-}
-
-/* Replays the measured trace (saved as `path` in the replay format) and, for the chosen
- * batch, writes the measured and simulated timelines. */
-static int trace_pair(vctx_t *c, int bi, int si, const av_plan_t *p, av_exec_result_t *m,
-                      av_timeline_t *sim_tl, av_vrow_t *row, av_error_t *err) {
-  const av_exp_batch_t *b = &c->e->batches[bi];
-  int keep = c->o->trace_of ? strcmp(c->o->trace_of, b->name) == 0 : bi == 0;
-  char path[1400], base[1300];
-  snprintf(base, sizeof base, "%s/traces/%s__%s", c->dir, b->name, c->e->scheds[si].label);
-  snprintf(path, sizeof path, "%s.measured_cta.json", base);
-  json_object_set_new(m->trace, "gpu", json_string(c->e->gpus[0].name));
-  json_object_set_new(m->trace, "makespan_us", json_real(m->median_us));
-  av_replay_trace_t tr;
-  av_replay_result_t rr;
-  memset(&tr, 0, sizeof tr);
-  memset(&rr, 0, sizeof rr);
-  int rc = av_json_dump_file(m->trace, path, err);
-  if (!rc) rc = av_replay_load(path, p, &tr, err);
-  if (!rc) rc = av_replay_run(&tr, p, b->w, &c->e->gpus[0], c->vs, &rr, NULL, err);
-  if (!rc) row->replayed_us = rr.replayed_us;
-  if (!rc && keep) {
-    av_timeline_t mt = {0};
-    snprintf(path, sizeof path, "%s.measured.chrome.json", base);
-    rc = trace_timeline(m->trace, p, &mt, err);
-    if (!rc) rc = av_timeline_write_chrome(&mt, p, path, err);
-    av_timeline_free(&mt);
-    snprintf(path, sizeof path, "%s.simulated.chrome.json", base);
-    if (!rc) rc = av_timeline_write_chrome(sim_tl, p, path, err);
-  } else if (!rc) {
-    remove(path);
-  }
-  av_replay_result_free(&rr);
-  av_replay_trace_free(&tr);
-  return rc;
-}
-
-/* One (batch, scheduler): plan, check, simulate, run on the GPU (unless an earlier scheduler
- * of the batch made the same plan). The plan is kept in sp. */
-static int run_pair(vctx_t *c, int bi, int si, const av_costmodel_t *cost,
-                    av_exec_batch_t *xb, av_vseen_t *sp, av_error_t *err) {
-  const av_exp_batch_t *b = &c->e->batches[bi];
-  const av_exp_sched_t *s = &c->e->scheds[si];
-  const av_gpu_t *g = &c->e->gpus[0];
-  av_sched_ctx_t ctx = {.workload = b->w, .gpu = g, .variants = c->vs, .cost = cost};
-  av_sim_config_t cfg = {.model = c->e->sim, .record_timeline = c->o->trace};
-  av_plan_t *plan = NULL;
-  av_sim_result_t res;
-  av_exec_result_t m;
-  av_timeline_t tl = {0};
-  memset(&res, 0, sizeof res);
-  memset(&m, 0, sizeof m);
-  av_exec_opts_t xo;
-  av_exec_opts_default(&xo);
-  xo.repeats = (int)c->o->repeats;
-  xo.trace = c->o->trace;
-  av_vrow_t *row = av_vreport_add(&c->rep);
-  int rc = row ? AV_OK : av_error_set(err, AV_ERR_NOMEM, "validate", NULL, "out of memory");
-  if (!rc) rc = av_scheduler_plan(s->ops, &s->params, &ctx, &plan, err);
-  if (!rc) rc = av_plan_check(plan, b->w, err);
-  if (!rc) rc = av_sim_run(&cfg, plan, b->w, g, c->vs, cost, &res, c->o->trace ? &tl : NULL, err);
-  const int twin = rc ? -1 : av_vseen_find(sp, plan);
-  if (!rc && twin >= 0) {
-    /* rows may have moved (realloc): index, not pointer, into the report */
-    row->batch = bi;
-    row->sched = si;
-    row->floor_us = av_workload_floor_us(b->w, av_gpu_hbm_bw_GBps(g));
-    row->predicted_us = res.makespan_us;
-    av_vrow_share(row, &c->rep.rows[sp->row[twin]]);
-    snprintf(row->params, sizeof row->params, "%s", plan->params);
-    fprintf(stderr, "validate: %s x %s: the plan of %s, measured once\n", b->name, s->label,
-            c->e->scheds[c->rep.rows[sp->row[twin]].sched].label);
-  }
-  if (!rc && twin < 0) rc = av_exec_batch_run(xb, plan, &xo, &m, err);
-  if (!rc && twin < 0) {
-    row->batch = bi;
-    row->sched = si;
-    row->floor_us = av_workload_floor_us(b->w, av_gpu_hbm_bw_GBps(g));
-    row->predicted_us = res.makespan_us;
-    row->measured_us = m.median_us;
-    row->min_us = m.min_us;
-    row->max_us = m.max_us;
-    row->max_rel_err = m.max_rel_err;
-    row->unwritten = m.unwritten;
-    row->deterministic = m.deterministic;
-    row->ctas = m.ctas;
-    snprintf(row->params, sizeof row->params, "%s", plan->params);
-  }
-  if (!rc && twin < 0 && c->o->trace) rc = trace_pair(c, bi, si, plan, &m, &tl, row, err);
-  if (rc && err->code && !err->path[0])
-    snprintf(err->path, sizeof err->path, "%.100s x %.60s", b->name, s->label);
-  av_timeline_free(&tl);
-  av_exec_result_free(&m);
-  av_sim_result_free(&res);
-  if (!rc && twin < 0)
-    av_vseen_keep(sp, plan, (int)(row - c->rep.rows));
-  else
-    av_plan_destroy(plan);
-  return rc;
-}
-
-static int run_all(vctx_t *c, av_error_t *err) {
-  int rc = AV_OK;
-  if (c->o->trace) {
-    char t[1100];
-    snprintf(t, sizeof t, "%s/traces", c->dir);
-    rc = av_mkdirs(t, err);
-  }
-  for (int bi = 0; bi < c->e->n_batches && !rc; bi++) {
-    const av_exp_batch_t *b = &c->e->batches[bi];
-    av_cost_env_t env = {.gpu = &c->e->gpus[0], .heads = &b->w->heads, .variants = c->vs};
-    av_costmodel_t *cost = av_costmodel_create(c->e->cost_ops, &c->e->cost_params, &env, err);
-    av_exec_batch_t *xb = cost ? av_exec_batch_create(b->w, 1 + (uint64_t)bi, 8, err) : NULL;
-    if (!xb) rc = err->code ? err->code : AV_ERR_INTERNAL;
-    av_vseen_t sp = {0};
-    if (!rc) rc = av_vseen_init(&sp, c->e->n_scheds, err);
-    for (int si = 0; si < c->e->n_scheds && !rc; si++) rc = run_pair(c, bi, si, cost, xb, &sp, err);
-    av_vseen_free(&sp);
-    fprintf(stderr, "validate: %s done (%d of %d)\n", b->name, bi + 1, c->e->n_batches);
-    av_exec_batch_destroy(xb);
-    av_costmodel_destroy(cost);
-  }
-  return rc;
-}
-
 static void command_line(int argc, char **argv, char *out, size_t n) {
   size_t used = (size_t)snprintf(out, n, "anvil");
   for (int i = 0; i < argc && used < n; i++)
@@ -331,7 +184,19 @@ int av_cmd_validate(int argc, char **argv) {
     c.vs = av_variants_load(NULL, &err);
     if (!c.vs) rc = err.code ? err.code : AV_ERR_INTERNAL;
   }
-  if (!rc) rc = run_all(&c, &err);
+  av_vjournal_t *journal = NULL;
+  if (!rc) rc = av_mkdirs(c.dir, &err);
+  if (!rc) {
+    char jpath[1100];
+    snprintf(jpath, sizeof jpath, "%s/validation.journal.jsonl", c.dir);
+    rc = av_vjournal_open(jpath, &c.rep, o.resume, &journal, &err);
+  }
+  if (!rc) {
+    av_validate_opts_t vo = {.trace = o.trace, .trace_of = o.trace_of,
+                             .repeats = (int)o.repeats, .dir = c.dir, .journal = journal};
+    rc = av_validate_run(c.e, c.vs, &vo, &c.rep, &err);
+  }
+  av_vjournal_close(journal);
   if (!rc) rc = av_vreport_write(&c.rep, c.dir, &err);
   if (!rc) {
     av_vreport_print(stdout, &c.rep);

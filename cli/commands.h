@@ -27,6 +27,7 @@ int av_cmd_exec(int argc, char **argv);      /* cli/cmd_exec.c: run plans on the
 int av_cmd_profile(int argc, char **argv);   /* cli/cmd_profile.c: measure the GPU */
 int av_cmd_validate(int argc, char **argv);  /* cli/cmd_validate.c: predicted vs measured */
 int av_cmd_table2(int argc, char **argv);    /* cli/cmd_table2.c: FlashForge Table 2 */
+int av_cmd_merge(int argc, char **argv);     /* cli/cmd_merge.c: shards into one result set */
 
 /* Prints an error the way every command does ("anvil: <source>: <path>: <message>") to
  * stderr and returns its exit class (1 or 2). */

@@ -24,6 +24,7 @@ static const av_command_t k_commands[] = {
     {"table2", "FlashForge Table 2: single-CTA time over n x n_q, predicted per GPU spec", av_cmd_table2},
     {"exec", "run plans on the GPU: verify against fp64 attention, time, trace CTAs",
      av_cmd_exec},
+    {"merge", "combine the result directories of an experiment's shards (run --shard I/N)", av_cmd_merge},
 };
 static const int k_n_commands = (int)(sizeof k_commands / sizeof k_commands[0]);
 

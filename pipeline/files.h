@@ -14,4 +14,20 @@ size_t av_csv_field(char *dst, size_t cap, const char *s);
 /* Creates a directory and its parents (like mkdir -p); AV_ERR_IO naming the path. */
 int av_mkdirs(const char *dir, av_error_t *err);
 
+/* Writes a whole file (created or truncated), flushed to the disk; on failure the file is
+ * removed and AV_ERR_IO names it. */
+int av_file_write(const char *path, const char *data, size_t len, av_error_t *err);
+
+/* A whole file as a NUL-terminated string (caller frees); NULL with AV_ERR_IO naming it. */
+char *av_file_read(const char *path, av_error_t *err);
+
+/* Removes a file or a directory tree (like rm -rf); 0 when done or absent, -1 with errno. */
+int av_remove_tree(const char *path);
+
+/* Fault injection for tests: true when the environment variable ANVIL_FAULT is
+ * "<kind>:<name>". Kinds: enospc:<file name> (av_file_write of that file fails as if the
+ * disk were full), kill-after:<file name> (the process is killed once it is written),
+ * kill-after-rows:<N> (pipeline/run.c: killed once N rows are journaled). */
+int av_fault(const char *kind, const char *name);
+
 #endif

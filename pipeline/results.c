@@ -1,6 +1,6 @@
 /* `anvil run` results: the table a person reads and the JSON/CSV files analysis scripts
  * read. Both files carry the same columns, built once per row (row_json), so they cannot
- * drift apart. */
+ * drift apart. A failed row keeps its identity columns, zeros and its message. */
 #include "pipeline/files.h"
 #include "pipeline/provenance.h"
 #include "pipeline/results.h"
@@ -26,6 +26,23 @@ av_result_row_t *av_results_add(av_results_t *r) {
 void av_results_free(av_results_t *r) {
   free(r->rows);
   memset(r, 0, sizeof *r);
+}
+
+int64_t av_results_row_count(const av_experiment_t *e) {
+  return (int64_t)e->n_gpus * e->n_batches * e->n_scheds;
+}
+
+void av_results_row_locate(const av_experiment_t *e, int64_t index, av_result_row_t *row) {
+  row->index = index;
+  row->sched = (int)(index % e->n_scheds);
+  row->batch = (int)(index / e->n_scheds % e->n_batches);
+  row->gpu = (int)(index / e->n_scheds / e->n_batches);
+}
+
+int av_results_failed(const av_results_t *r) {
+  int n = 0;
+  for (int i = 0; i < r->n; i++) n += r->rows[i].status != AV_OK;
+  return n;
 }
 
 static double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
@@ -65,12 +82,13 @@ static json_t *row_json(const av_experiment_t *e, const av_result_row_t *x) {
   json_object_set_new(o, "l2_bytes", json_real(x->l2_bytes));
   json_object_set_new(o, "achieved_bw_GBps", json_real(x->achieved_bw_GBps));
   json_object_set_new(o, "bubble_frac", json_real(x->bubble_frac));
+  json_object_set_new(o, "status", json_string(x->status == AV_OK ? "ok" : "failed"));
+  json_object_set_new(o, "error", json_string(x->error));
   return o;
 }
 
-json_t *av_results_to_json(const av_experiment_t *e, const av_results_t *r) {
-  json_t *rows = json_array();
-  for (int i = 0; i < r->n; i++) json_array_append_new(rows, row_json(e, &r->rows[i]));
+/* The document without its rows ("rows": []). */
+static json_t *results_head(const av_experiment_t *e, const av_results_t *r) {
   json_t *gpus = json_array();
   for (int g = 0; g < e->n_gpus; g++) json_array_append_new(gpus, json_string(e->gpus[g].name));
   json_t *scheds = json_array();
@@ -78,11 +96,21 @@ json_t *av_results_to_json(const av_experiment_t *e, const av_results_t *r) {
     json_array_append_new(scheds, json_pack("{s:s, s:s, s:o}", "label", e->scheds[s].label,
                                             "name", e->scheds[s].ops->name, "params",
                                             av_params_to_json(&e->scheds[s].params)));
-  return json_pack("{s:s, s:s, s:s, s:o, s:{s:s, s:o}, s:o, s:i, s:i, s:o}", "experiment",
+  const int failed = av_results_failed(r);
+  return json_pack("{s:s, s:s, s:s, s:o, s:{s:s, s:o}, s:o, s:i, s:i, s:i, s:o, s:o}",
+                   "experiment",
                    e->name, "source", e->path, "sim", av_sim_model_name(e->sim),
                    "gpus", gpus, "cost_model", "name", e->cost_ops->name, "params",
                    av_params_to_json(&e->cost_params), "schedulers", scheds, "workloads",
-                   e->n_batches, "plans_checked", r->n, "rows", rows);
+                   e->n_batches, "plans_checked", r->n - failed, "rows_failed", failed,
+                   "rows", json_array(), "provenance", av_provenance_json(e));
+}
+
+json_t *av_results_to_json(const av_experiment_t *e, const av_results_t *r) {
+  json_t *doc = results_head(e, r);
+  json_t *rows = json_object_get(doc, "rows");
+  for (int i = 0; i < r->n; i++) json_array_append_new(rows, row_json(e, &r->rows[i]));
+  return doc;
 }
 
 /* Appends s to the growing buffer. */
@@ -160,24 +188,73 @@ char *av_results_to_csv(const av_experiment_t *e, const av_results_t *r) {
   return b.p;
 }
 
+#define AV_RESULTS_DUMP (JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))
+
+/* The text json_dumps(av_results_to_json(e, r), AV_RESULTS_DUMP) gives, built one row at a
+ * time so a study of many rows never holds them all as JSON objects: the head dumped with
+ * "rows": [], then each row dumped alone and indented two more spaces (JSON strings hold no
+ * raw newline, so every newline of a row's text is one of the layout's) in its place. */
+static char *results_json_text(const av_experiment_t *e, const av_results_t *r) {
+  json_t *head = results_head(e, r);
+  char *h = head ? json_dumps(head, AV_RESULTS_DUMP) : NULL;
+  json_decref(head);
+  static const char key[] = "\n \"rows\": []";
+  char *at = h ? strstr(h, key) : NULL;
+  if (!at || !r->n) return h;
+  strbuf_t b = {0};
+  sb_put(&b, h, (size_t)(at - h) + sizeof key - 2); /* up to and with '[' */
+  for (int i = 0; i < r->n && !b.oom; i++) {
+    json_t *o = row_json(e, &r->rows[i]);
+    char *t = json_dumps(o, AV_RESULTS_DUMP);
+    json_decref(o);
+    if (!t) {
+      b.oom = 1;
+      break;
+    }
+    sb_put(&b, i ? ",\n  " : "\n  ", i ? 4 : 3);
+    for (const char *p = t, *nl; *p; p = nl + 1) {
+      nl = strchr(p, '\n');
+      if (!nl) {
+        sb_put(&b, p, strlen(p));
+        break;
+      }
+      sb_put(&b, p, (size_t)(nl - p) + 1);
+      sb_put(&b, "  ", 2);
+    }
+    free(t);
+  }
+  sb_put(&b, "\n ]", 3);
+  const char *rest = at + sizeof key - 1; /* after "[]" */
+  sb_put(&b, rest, strlen(rest));
+  free(h);
+  if (b.oom) {
+    free(b.p);
+    return NULL;
+  }
+  return b.p;
+}
+
 int av_results_write(const av_experiment_t *e, const av_results_t *r, const char *dir,
                      av_error_t *err) {
   char jpath[1100], cpath[1100];
   snprintf(jpath, sizeof jpath, "%s/results.json", dir);
   snprintf(cpath, sizeof cpath, "%s/results.csv", dir);
-  json_t *doc = av_results_to_json(e, r);
-  char *csv = av_results_to_csv(e, r);
-  if (doc) json_object_set_new(doc, "provenance", av_provenance_json(e));
-  int rc = (!doc || !csv) ? av_error_set(err, AV_ERR_NOMEM, dir, NULL, "out of memory") : AV_OK;
-  if (!rc) rc = av_mkdirs(dir, err);
-  if (!rc) rc = av_json_dump_file(doc, jpath, err);
-  if (!rc) {
-    rc = av_write_file_atomic(cpath, csv, strlen(csv), err);
-    if (rc) remove(jpath); /* both or neither */
-  }
-  json_decref(doc);
+  char *text = results_json_text(e, r);
+  int rc = text ? av_file_write(jpath, text, strlen(text), err)
+                : av_error_set(err, AV_ERR_NOMEM, dir, NULL, "out of memory");
+  free(text);
+  char *csv = rc ? NULL : av_results_to_csv(e, r);
+  if (!rc && !csv) rc = av_error_set(err, AV_ERR_NOMEM, dir, NULL, "out of memory");
+  if (!rc) rc = av_file_write(cpath, csv, strlen(csv), err);
   free(csv);
   return rc;
+}
+
+void av_results_print_summary(FILE *f, const av_experiment_t *e, const av_results_t *r) {
+  const int failed = av_results_failed(r);
+  fprintf(f, "%s: %d workloads, %d plans checked", e->name, e->n_batches, r->n - failed);
+  if (failed) fprintf(f, ", %d of %d rows failed", failed, r->n);
+  fputc('\n', f);
 }
 
 static void heads_text(char *out, size_t size, const av_heads_t *h) {
@@ -199,11 +276,16 @@ void av_results_print(FILE *f, const av_experiment_t *e, const av_results_t *r,
     char heads[32];
     heads_text(heads, sizeof heads, &e->batches[x->batch].w->heads);
     if (many_gpus) fprintf(f, "%-12s ", e->gpus[x->gpu].name);
+    if (x->status != AV_OK) {
+      fprintf(f, "%-16s %-7s %-16s FAILED: %s\n", e->batches[x->batch].name, heads,
+              e->scheds[x->sched].label, x->error);
+      continue;
+    }
     fprintf(f, "%-16s %-7s %-16s %7d %11.2f %11.2f %6.2f %10.2f %12.2f %8.2f\n",
             e->batches[x->batch].name, heads, e->scheds[x->sched].label, x->ps.items,
             x->ws.unique_kv_bytes / MB, x->ws.query_centric_kv_bytes / MB, x->ws.sharing_ratio,
             x->floor_us, x->predicted_us, ratio(x->predicted_us, x->floor_us));
   }
   if (dir) fprintf(f, "results: %s/results.json, %s/results.csv\n", dir, dir);
-  fprintf(f, "%s: %d workloads, %d plans checked\n", e->name, e->n_batches, r->n);
+  av_results_print_summary(f, e, r);
 }

@@ -2,7 +2,10 @@
  * each policy alternative it declares in av_scheduler_ops_t.alternatives), predicts each
  * plan's time with the simulator, and keeps the predicted fastest — the reason anvil has a
  * simulator. The plan records which candidate won ("chose=profit_pack[cost=compute]") and
- * by how much. */
+ * by how much. A candidate whose prediction the caller already holds (ctx->memo: another row
+ * of the same batch with the same scheduler and parameters) is not planned or simulated
+ * again; only the winner's plan is made, once. A candidate that cannot run on this GPU is
+ * skipped, and the verdict lists it with the reason ("skipped=node_naive: ..."). */
 #include <stdio.h>
 #include <string.h>
 
@@ -45,29 +48,141 @@ static int auto_predict(const av_sched_ctx_t *ctx, const av_costmodel_t *cost,
   return rc;
 }
 
+/* The memo entry of (ops, params) under model (its time in *time_us), or -1. */
+static int memo_find(const av_sched_ctx_t *ctx, const av_scheduler_ops_t *ops,
+                     const av_params_t *params, av_sim_model_t model, double *time_us) {
+  if (!ctx->memo || !ctx->memo->n) return -1;
+  char text[256];
+  av_params_format(params, text, sizeof text);
+  for (int i = 0; i < ctx->memo->n; i++) {
+    const av_sched_memo_entry_t *m = &ctx->memo->entries[i];
+    if (m->ops == ops && m->sim_model == (int)model && strcmp(m->params, text) == 0) {
+      *time_us = m->time_us;
+      return i;
+    }
+  }
+  return -1;
+}
+
 /* One candidate: plan with the defaults (alt NULL) or the defaults with one policy
  * alternative of the scheduler ("cost=compute"), prove it exact, predict. A candidate that
- * does not support this batch or GPU (AV_ERR_UNSUPPORTED) is skipped: *plan stays NULL. */
+ * does not support this batch or GPU (AV_ERR_UNSUPPORTED) is skipped: *ok stays 0 and
+ * `why` says why. A candidate found in the memo gets its time without a plan (*plan NULL,
+ * *ok 1). */
 static int auto_candidate(const av_sched_ctx_t *ctx, const av_costmodel_t *cost,
                           av_sim_model_t model, const av_scheduler_ops_t *ops, const char *alt,
-                          av_plan_t **plan, double *time_us, av_error_t *err) {
+                          av_plan_t **plan, int *ok, int *memo, double *time_us, char *why,
+                          size_t why_n, av_error_t *err) {
   *plan = NULL;
+  *ok = 0;
+  *memo = -1;
   av_error_t e;
   av_error_clear(&e);
   av_params_t params;
   int rc = av_params_init(&params, ops->params, &e);
   if (rc == AV_OK && alt) rc = av_params_set_text(&params, alt, ops->name, &e);
+  if (rc == AV_OK && (*memo = memo_find(ctx, ops, &params, model, time_us)) >= 0) {
+    *ok = 1;
+    return AV_OK;
+  }
   if (rc == AV_OK) rc = av_scheduler_plan(ops, &params, ctx, plan, &e);
-  if (rc == AV_ERR_UNSUPPORTED) return AV_OK;
   if (rc == AV_OK) rc = av_plan_check(*plan, ctx->workload, &e);
   if (rc == AV_OK) rc = auto_predict(ctx, cost, model, *plan, time_us, &e);
+  if (rc == AV_ERR_UNSUPPORTED) {
+    /* cannot plan this batch, or its plan cannot run on this GPU: skipped, reason kept */
+    snprintf(why, why_n, "%.159s", e.message);
+    av_plan_destroy(*plan);
+    *plan = NULL;
+    return AV_OK;
+  }
   if (rc) {
     av_plan_destroy(*plan);
     *plan = NULL;
     return av_error_set(err, rc, e.source, e.path, "auto: candidate '%s%s%s%s': %s", ops->name,
                         alt ? "[" : "", alt ? alt : "", alt ? "]" : "", e.message);
   }
+  *ok = 1;
   return AV_OK;
+}
+
+/* The winner's plan when its time came from the memo: planned once more (deterministic). */
+static int auto_replan(const av_sched_ctx_t *ctx, const av_scheduler_ops_t *ops,
+                       const char *alt, av_plan_t **out, av_error_t *err) {
+  av_params_t params;
+  int rc = av_params_init(&params, ops->params, err);
+  if (rc == AV_OK && alt) rc = av_params_set_text(&params, alt, ops->name, err);
+  if (rc == AV_OK) rc = av_scheduler_plan(ops, &params, ctx, out, err);
+  return rc;
+}
+
+/* The race: the fastest candidate so far and the runner-up. */
+typedef struct race {
+  av_plan_t *best;                 /* NULL when the best came from the memo */
+  const av_scheduler_ops_t *best_ops;
+  const char *best_alt;
+  int best_memo;                   /* the memo entry of the best, or -1 */
+  double best_us, second_us;
+  int have_best, have_second;
+  char best_name[96], second_name[96];
+  char skipped[200];               /* candidates that cannot plan or run here, and why */
+} race_t;
+
+static void race_enter(race_t *r, const av_scheduler_ops_t *ops, const char *alt,
+                       av_plan_t *cand, int memo, double t) {
+  char name[96];
+  snprintf(name, sizeof name, "%.40s%s%.40s%s", ops->name, alt ? "[" : "", alt ? alt : "",
+           alt ? "]" : "");
+  /* strictly faster replaces: ties keep the earlier candidate (registry order, defaults
+   * before alternatives) */
+  if (!r->have_best || t < r->best_us) {
+    if (r->have_best) {
+      r->second_us = r->best_us, r->have_second = 1;
+      memcpy(r->second_name, r->best_name, sizeof r->second_name);
+      av_plan_destroy(r->best);
+    }
+    r->best = cand, r->best_us = t, r->best_ops = ops, r->best_alt = alt, r->have_best = 1;
+    r->best_memo = memo;
+    memcpy(r->best_name, name, sizeof r->best_name);
+    return;
+  }
+  if (!r->have_second || t < r->second_us) {
+    r->second_us = t;
+    memcpy(r->second_name, name, sizeof r->second_name);
+  }
+  r->have_second = 1;
+  av_plan_destroy(cand);
+}
+
+static void race_skip(race_t *r, const av_scheduler_ops_t *ops, const char *alt,
+                      const char *why) {
+  size_t used = strlen(r->skipped);
+  snprintf(r->skipped + used, sizeof r->skipped - used, "%s%s%s%s%s (%.60s)", used ? "; " : "",
+           ops->name, alt ? "[" : "", alt ? alt : "", alt ? "]" : "", why);
+}
+
+/* Every other scheduler: its defaults, then each policy alternative it declares (PAT's
+ * compute cost model, serial streams, ...: measured best on some batches,
+ * docs/validation.md). */
+static int auto_race(const av_sched_ctx_t *ctx, const av_costmodel_t *cost, av_sim_model_t model,
+                     race_t *r, av_error_t *err) {
+  int n_ops = 0, rc = AV_OK;
+  const av_scheduler_ops_t *const *all = av_scheduler_all(&n_ops);
+  for (int i = 0; i < n_ops && rc == AV_OK; i++) {
+    if (all[i]->flags & AV_SCHED_SIMULATES_OTHERS) continue;
+    const char *const *alts = all[i]->alternatives;
+    for (int a = -1; rc == AV_OK && (a < 0 || (alts && alts[a])); a++) {
+      const char *alt = a < 0 ? NULL : alts[a];
+      av_plan_t *cand = NULL;
+      double t = 0.0;
+      int ok = 0, memo = -1;
+      char why[160] = "";
+      rc = auto_candidate(ctx, cost, model, all[i], alt, &cand, &ok, &memo, &t, why, sizeof why,
+                          err);
+      if (rc == AV_OK && ok) race_enter(r, all[i], alt, cand, memo, t);
+      if (rc == AV_OK && !ok) race_skip(r, all[i], alt, why);
+    }
+  }
+  return rc;
 }
 
 static int auto_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_plan_t **out,
@@ -89,62 +204,30 @@ static int auto_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_pl
     if (!(own = av_costmodel_create(ops, NULL, &env, err))) return err ? err->code : 1;
     cost = own;
   }
-  int n_ops = 0;
-  const av_scheduler_ops_t *const *all = av_scheduler_all(&n_ops);
-  av_plan_t *best = NULL;
-  double best_us = 0.0, second_us = 0.0;
-  int have_second = 0;
-  char best_name[96] = "", second_name[96] = "";
-  for (int i = 0; i < n_ops && rc == AV_OK; i++) {
-    if (all[i]->flags & AV_SCHED_SIMULATES_OTHERS) continue;
-    /* the defaults, then each policy alternative the scheduler declares (PAT's compute cost
-     * model, serial streams, ...: measured best on some batches, docs/validation.md) */
-    const char *const *alts = all[i]->alternatives;
-    for (int a = -1; rc == AV_OK && (a < 0 || (alts && alts[a])); a++) {
-      const char *alt = a < 0 ? NULL : alts[a];
-      av_plan_t *cand = NULL;
-      double t = 0.0;
-      rc = auto_candidate(ctx, cost, model, all[i], alt, &cand, &t, err);
-      if (rc || !cand) continue;
-      char name[96];
-      snprintf(name, sizeof name, "%.40s%s%.40s%s", all[i]->name, alt ? "[" : "", alt ? alt : "",
-               alt ? "]" : "");
-      /* strictly faster replaces: ties keep the earlier candidate (registry order, defaults
-       * before alternatives) */
-      if (!best || t < best_us) {
-        if (best) {
-          second_us = best_us, have_second = 1;
-          memcpy(second_name, best_name, sizeof second_name);
-          av_plan_destroy(best);
-        }
-        best = cand, best_us = t;
-        memcpy(best_name, name, sizeof best_name);
-      } else {
-        if (!have_second || t < second_us) {
-          second_us = t;
-          memcpy(second_name, name, sizeof second_name);
-        }
-        have_second = 1;
-        av_plan_destroy(cand);
-      }
-    }
-  }
+  race_t r;
+  memset(&r, 0, sizeof r);
+  r.best_memo = -1;
+  if (ctx->memo) ctx->memo->chosen = -1;
+  rc = auto_race(ctx, cost, model, &r, err);
   av_costmodel_destroy(own);
-  if (rc == AV_OK && !best)
+  if (rc == AV_OK && !r.have_best)
     rc = av_error_set(err, AV_ERR_UNSUPPORTED, NULL, NULL,
-                      "auto: no candidate scheduler can plan this batch on %s",
-                      ctx->gpu->name);
+                      "auto: no candidate scheduler can plan this batch on %s: %s",
+                      ctx->gpu->name, r.skipped);
+  if (rc == AV_OK && !r.best) rc = auto_replan(ctx, r.best_ops, r.best_alt, &r.best, err);
   if (rc) {
-    av_plan_destroy(best);
+    av_plan_destroy(r.best);
     return rc;
   }
   /* margin: how much slower the runner-up is predicted to be, relative to the winner */
-  double margin = have_second && best_us > 0.0 ? (second_us - best_us) / best_us : 0.0;
+  double margin = r.have_second && r.best_us > 0.0 ? (r.second_us - r.best_us) / r.best_us : 0.0;
   /* The parameters (model=...) are recorded by av_scheduler_plan; this is the verdict. */
-  snprintf(best->params, sizeof best->params, "chose=%s,margin=%.4f,runner_up=%s", best_name,
-           margin, have_second ? second_name : "none");
-  snprintf(best->scheduler, sizeof best->scheduler, "auto");
-  *out = best;
+  snprintf(r.best->params, sizeof r.best->params, "chose=%s,margin=%.4f,runner_up=%s%s%s",
+           r.best_name, margin, r.have_second ? r.second_name : "none",
+           r.skipped[0] ? ",skipped=" : "", r.skipped);
+  snprintf(r.best->scheduler, sizeof r.best->scheduler, "auto");
+  if (ctx->memo) ctx->memo->chosen = r.best_memo;
+  *out = r.best;
   return AV_OK;
 }
 

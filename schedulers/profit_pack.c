@@ -192,7 +192,8 @@ static int pp_config(const av_sched_ctx_t *ctx, const av_params_t *p, pp_cfg_t *
     if (found < 0 && ctx->variants)
       return av_error_set(err, AV_ERR_UNSUPPORTED, NULL, "tiles",
                           "tiles=fixed needs a compiled (m=64, n=128) partial-attention "
-                          "variant for this head dim, dtype and architecture");
+                          "variant for this head dim, dtype and architecture that %s can "
+                          "run", ctx->gpu->name);
     c->fixed_tile = found >= 0 ? all[found]
                                : (av_tile_t){.kind = AV_KERNEL_PARTIAL, .m_rows = 64,
                                              .n_tokens = 128, .warps = AV_SCHED_DEFAULT_WARPS};

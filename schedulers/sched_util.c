@@ -41,8 +41,27 @@ int av_sched_tiles(const av_sched_ctx_t *ctx, av_kernel_kind_t kind, av_tile_t *
                  ctx->gpu->sm_arch);
     return 0;
   }
-  qsort(out, (size_t)n, sizeof *out, tile_cmp);
-  return n;
+  /* Only tiles this GPU can launch: a variant compiled for the architecture may still need
+   * more shared memory or registers per CTA than this part has (sm_89's 100 KB vs sm_90's
+   * 228 KB), and a plan must never name one (its occupancy would be 0). */
+  int kept = 0;
+  for (int i = 0; i < n; i++) {
+    const av_variant_t *v =
+        av_variants_find(ctx->variants, &out[i], h->head_dim, h->dtype, ctx->gpu->sm_arch);
+    av_occupancy_t occ = {0};
+    if (v) av_occupancy(ctx->gpu, v->threads, v->regs_per_thread, v->smem_bytes, &occ);
+    if (v && occ.ctas_per_sm > 0) out[kept++] = out[i];
+  }
+  if (kept == 0) {
+    av_error_set(err, AV_ERR_UNSUPPORTED, NULL, NULL,
+                 "none of the %d compiled %s kernel variants for head_dim %d, %s, sm_%d can "
+                 "run on %s (each needs more registers or shared memory per CTA than it has)",
+                 n, av_kernel_kind_name(kind), h->head_dim, av_dtype_name(h->dtype),
+                 ctx->gpu->sm_arch, ctx->gpu->name);
+    return 0;
+  }
+  qsort(out, (size_t)kept, sizeof *out, tile_cmp);
+  return kept;
 }
 
 

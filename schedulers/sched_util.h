@@ -19,10 +19,11 @@ static inline int32_t av_sched_rows(const av_sched_ctx_t *ctx, int32_t n_q) {
   return n_q * av_heads_group(&ctx->workload->heads);
 }
 
-/* The tile menu of `kind` for the batch (sorted by m, then n, then warps). Writes up to max
- * tiles and returns the count; with no variants table it returns the default menu. Returns 0
- * with AV_ERR_UNSUPPORTED in err when a table is given but holds no tile of that kind for
- * the batch's head dim/dtype/arch. */
+/* The tile menu of `kind` for the batch (sorted by m, then n, then warps): the compiled
+ * variants that ctx->gpu can launch (occupancy > 0), so no scheduler can choose a tile the
+ * GPU cannot run. Writes up to max tiles and returns the count; with no variants table it
+ * returns the default menu. Returns 0 with AV_ERR_UNSUPPORTED in err when a table is given
+ * but holds no runnable tile of that kind for the batch's head dim/dtype/arch. */
 int av_sched_tiles(const av_sched_ctx_t *ctx, av_kernel_kind_t kind, av_tile_t *out, int max,
                    av_error_t *err);
 

@@ -12,12 +12,33 @@
 #include "core/variants.h"
 #include "core/workload.h"
 
+struct av_scheduler_ops;
+
+/* A prediction the caller already made for one scheduler's plan of this very batch, GPU,
+ * variants and cost model (another row of the same experiment). `auto` takes a candidate's
+ * time from here instead of planning and simulating it again; schedulers are deterministic,
+ * so the same scheduler and parameters mean the same plan and the same time. */
+typedef struct av_sched_memo_entry {
+  const struct av_scheduler_ops *ops;
+  char params[256];                /* av_params_format of its parameters */
+  int sim_model;                   /* the av_sim_model_t it was predicted with */
+  double time_us;
+  const void *user;                /* the caller's record of it (anvil run: its result row) */
+} av_sched_memo_entry_t;
+
+typedef struct av_sched_memo {
+  int n;
+  const av_sched_memo_entry_t *entries;
+  int chosen;                      /* out: the entry whose plan `auto` returned, or -1 */
+} av_sched_memo_t;
+
 /* What a scheduler plans against. */
 typedef struct av_sched_ctx {
   const av_workload_t *workload;
   const av_gpu_t *gpu;
   const av_variants_t *variants;   /* compiled tiles and their resources; may be NULL */
   const av_costmodel_t *cost;      /* the experiment's cost model */
+  av_sched_memo_t *memo;           /* predictions already made for this batch; may be NULL */
 } av_sched_ctx_t;
 
 /* What a scheduler is, besides its plan (av_scheduler_ops_t.flags). */

@@ -88,6 +88,19 @@ int av_test_run(Suite *s, int nofork) {
   return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+int av_test_anvil_va(const char *cwd, const char *io_dir, va_list ap) {
+  char *argv[32];
+  int n = 0;
+  static char bin[] = AV_BINARY_DIR "/anvil";
+  argv[n++] = bin;
+  for (char *a; n < 31 && (a = va_arg(ap, char *)) != NULL;) argv[n++] = a;
+  argv[n] = NULL;
+  char out[600], err[600];
+  snprintf(out, sizeof out, "%s/stdout", io_dir);
+  snprintf(err, sizeof err, "%s/stderr", io_dir);
+  return av_test_spawn(cwd, argv, out, err);
+}
+
 char *av_test_read_file(const char *path) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;

@@ -3,6 +3,7 @@
 #define AV_TEST_SUPPORT_H
 
 #include <check.h>
+#include <stdarg.h>
 
 #include "core/error.h"
 #include "core/gpu.h"
@@ -71,6 +72,9 @@ int av_test_bad_profiles(const char *rel, const av_gpu_t *g, const av_heads_t *h
  * the program could not be run or died from a signal. For tests of the `anvil` binary. */
 int av_test_spawn(const char *cwd, char *const argv[], const char *out_path,
                   const char *err_path);
+/* av_test_spawn of the built `anvil` with the NULL-terminated arguments in ap (at most 30),
+ * in `cwd`, its stdout and stderr in io_dir/stdout and io_dir/stderr. */
+int av_test_anvil_va(const char *cwd, const char *io_dir, va_list ap);
 
 /* Workload fixtures. av_test_levels: av_workload_from_levels with av_test_heads (fails the
  * test on error). av_test_random_spec: random forests of depth 1-6, up to 512 requests and 6

@@ -21,19 +21,11 @@ static char g_tmp[256];
 /* Runs anvil with the given arguments (NULL-terminated) in `cwd`; stdout and stderr land
  * in g_tmp/stdout and g_tmp/stderr. Returns the exit status. */
 static int anvil(const char *cwd, ...) {
-  char *argv[32];
-  int n = 0;
-  static char bin[] = AV_BINARY_DIR "/anvil";
-  argv[n++] = bin;
   va_list ap;
   va_start(ap, cwd);
-  for (char *a; n < 31 && (a = va_arg(ap, char *)) != NULL;) argv[n++] = a;
+  const int rc = av_test_anvil_va(cwd, g_tmp, ap);
   va_end(ap);
-  argv[n] = NULL;
-  char out[300], err[300];
-  snprintf(out, sizeof out, "%s/stdout", g_tmp);
-  snprintf(err, sizeof err, "%s/stderr", g_tmp);
-  return av_test_spawn(cwd, argv, out, err);
+  return rc;
 }
 
 static char *tmp_file(const char *name) {

@@ -1,7 +1,8 @@
 /* Property test (issue 4 "Done when"): seeded random forests x every registered scheduler
  * (with its defaults and with every ablation switch: each non-default choice of an enum
  * parameter and the flip of each boolean) x the A100-80GB-SXM, RTX-4090 and H200-SXM specs.
- * Every plan passes the checker, the fp64 CPU reference agrees with direct attention to 1e-9
+ * Every plan passes the checker (profit_pack tiles=fixed declines the RTX 4090, whose SMs
+ * cannot run its one tile), the fp64 CPU reference agrees with direct attention to 1e-9
  * relative, and planning twice gives an identical plan.
  *
  * Size: the same 500 seeded forests on each of the three GPUs, up to 64 requests, depth 1-4, up to 4 children, node lengths 1-300 tokens, GQA groups
@@ -105,6 +106,11 @@ START_TEST(random_forests) {
       char where[256];
       snprintf(where, sizeof where, "%s %s %s seed %llu", gpu_name, cfg[k].ops->name,
                cfg[k].assign, (unsigned long long)spec.seed);
+      /* PAT-fixed's one (64, 128) tile needs more shared memory than the RTX 4090 has: the
+       * one configuration allowed to decline, and only there */
+      if (rc == AV_ERR_UNSUPPORTED && strcmp(cfg[k].assign, "tiles=fixed") == 0 &&
+          strcmp(gpu_name, "RTX-4090") == 0)
+        continue;
       ck_assert_msg(rc == AV_OK, "%s: %s", where, err.message);
       rc = av_plan_check(a, w, &err);
       ck_assert_msg(rc == AV_OK, "%s: check: %s", where, err.message);

@@ -1,0 +1,191 @@
+/* The measuring loop of `anvil validate` (pipeline/validate.h): every (batch, scheduler) is
+ * planned, predicted by the simulator and measured by the GPU executor; with --trace every
+ * plan's per-CTA timeline is recorded and replayed through the simulator's dispatch model.
+ * A batch in the journal (a resumed validation) is taken from it, not measured again; each
+ * measured batch is journaled when it is done. */
+#include "pipeline/validate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json_util.h"
+#include "pipeline/files.h"
+#include "proofs/proofs.h"
+#include "sim/replay.h"
+#include "validation/executor.h"
+
+typedef struct vrun {
+  const av_validate_opts_t *o;
+  const av_experiment_t *e;
+  const av_variants_t *vs;
+  av_vreport_t *rep;
+} vrun_t;
+
+/* The executor's trace as a timeline (launch from the plan) for the Chrome-trace writer. */
+static int trace_timeline(const json_t *tr, const av_plan_t *p, av_timeline_t *tl,
+                          av_error_t *err) {
+  const json_t *ctas = json_object_get(tr, "ctas");
+  size_t n = json_array_size(ctas);
+  tl->ev = calloc(n ? n : 1, sizeof *tl->ev);
+  if (!tl->ev) return av_error_set(err, AV_ERR_NOMEM, "validate", NULL, "out of memory");
+  tl->cap = (int32_t)(n ? n : 1);
+  for (size_t i = 0; i < n; i++) {
+    const json_t *r = json_array_get(ctas, i);
+    int32_t item = (int32_t)json_integer_value(json_object_get(r, "item"));
+    av_cta_event_t *ev = &tl->ev[tl->n++];
+    ev->item = item;
+    ev->launch = item >= 0 && item < p->n_items ? p->items[item].launch : p->n_launches;
+    ev->head = (int32_t)json_integer_value(json_object_get(r, "head"));
+    ev->sm = (int32_t)json_integer_value(json_object_get(r, "sm"));
+    ev->start_us = json_number_value(json_object_get(r, "start_us"));
+    ev->end_us = json_number_value(json_object_get(r, "end_us"));
+  }
+  return AV_OK;
+}
+
+/* Replays the measured trace (saved as `path` in the replay format) and, for the chosen
+ * batch, writes the measured and simulated timelines. */
+static int trace_pair(vrun_t *c, int bi, int si, const av_plan_t *p, av_exec_result_t *m,
+                      av_timeline_t *sim_tl, av_vrow_t *row, av_error_t *err) {
+  const av_exp_batch_t *b = &c->e->batches[bi];
+  int keep = c->o->trace_of ? strcmp(c->o->trace_of, b->name) == 0 : bi == 0;
+  char path[1400], base[1300];
+  snprintf(base, sizeof base, "%s/traces/%s__%s", c->o->dir, b->name, c->e->scheds[si].label);
+  snprintf(path, sizeof path, "%s.measured_cta.json", base);
+  json_object_set_new(m->trace, "gpu", json_string(c->e->gpus[0].name));
+  json_object_set_new(m->trace, "makespan_us", json_real(m->median_us));
+  av_replay_trace_t tr;
+  av_replay_result_t rr;
+  memset(&tr, 0, sizeof tr);
+  memset(&rr, 0, sizeof rr);
+  int rc = av_json_dump_file(m->trace, path, err);
+  if (!rc) rc = av_replay_load(path, p, &tr, err);
+  if (!rc) rc = av_replay_run(&tr, p, b->w, &c->e->gpus[0], c->vs, &rr, NULL, err);
+  if (!rc) row->replayed_us = rr.replayed_us;
+  if (!rc && keep) {
+    av_timeline_t mt = {0};
+    snprintf(path, sizeof path, "%s.measured.chrome.json", base);
+    rc = trace_timeline(m->trace, p, &mt, err);
+    if (!rc) rc = av_timeline_write_chrome(&mt, p, path, err);
+    av_timeline_free(&mt);
+    snprintf(path, sizeof path, "%s.simulated.chrome.json", base);
+    if (!rc) rc = av_timeline_write_chrome(sim_tl, p, path, err);
+  } else if (!rc) {
+    remove(path);
+  }
+  av_replay_result_free(&rr);
+  av_replay_trace_free(&tr);
+  return rc;
+}
+
+/* One (batch, scheduler): plan, check, simulate, run on the GPU (unless an earlier scheduler
+ * of the batch made the same plan). The plan is kept in sp. */
+static int run_pair(vrun_t *c, int bi, int si, const av_costmodel_t *cost,
+                    av_exec_batch_t *xb, av_vseen_t *sp, av_error_t *err) {
+  const av_exp_batch_t *b = &c->e->batches[bi];
+  const av_exp_sched_t *s = &c->e->scheds[si];
+  const av_gpu_t *g = &c->e->gpus[0];
+  av_sched_ctx_t ctx = {.workload = b->w, .gpu = g, .variants = c->vs, .cost = cost};
+  av_sim_config_t cfg = {.model = c->e->sim, .record_timeline = c->o->trace};
+  av_plan_t *plan = NULL;
+  av_sim_result_t res;
+  av_exec_result_t m;
+  av_timeline_t tl = {0};
+  memset(&res, 0, sizeof res);
+  memset(&m, 0, sizeof m);
+  av_exec_opts_t xo;
+  av_exec_opts_default(&xo);
+  xo.repeats = (int)c->o->repeats;
+  xo.trace = c->o->trace;
+  av_vrow_t *row = av_vreport_add(c->rep);
+  int rc = row ? AV_OK : av_error_set(err, AV_ERR_NOMEM, "validate", NULL, "out of memory");
+  if (!rc) rc = av_scheduler_plan(s->ops, &s->params, &ctx, &plan, err);
+  if (!rc) rc = av_plan_check(plan, b->w, err);
+  if (!rc) rc = av_sim_run(&cfg, plan, b->w, g, c->vs, cost, &res, c->o->trace ? &tl : NULL, err);
+  const int twin = rc ? -1 : av_vseen_find(sp, plan);
+  if (!rc && twin >= 0) {
+    /* rows may have moved (realloc): index, not pointer, into the report */
+    row->batch = bi;
+    row->sched = si;
+    row->floor_us = av_workload_floor_us(b->w, av_gpu_hbm_bw_GBps(g));
+    row->predicted_us = res.makespan_us;
+    av_vrow_share(row, &c->rep->rows[sp->row[twin]]);
+    snprintf(row->params, sizeof row->params, "%s", plan->params);
+    fprintf(stderr, "validate: %s x %s: the plan of %s, measured once\n", b->name, s->label,
+            c->e->scheds[c->rep->rows[sp->row[twin]].sched].label);
+  }
+  if (!rc && twin < 0) rc = av_exec_batch_run(xb, plan, &xo, &m, err);
+  if (!rc && twin < 0) {
+    row->batch = bi;
+    row->sched = si;
+    row->floor_us = av_workload_floor_us(b->w, av_gpu_hbm_bw_GBps(g));
+    row->predicted_us = res.makespan_us;
+    row->measured_us = m.median_us;
+    row->min_us = m.min_us;
+    row->max_us = m.max_us;
+    row->max_rel_err = m.max_rel_err;
+    row->unwritten = m.unwritten;
+    row->deterministic = m.deterministic;
+    row->ctas = m.ctas;
+    snprintf(row->params, sizeof row->params, "%s", plan->params);
+  }
+  if (!rc && twin < 0 && c->o->trace) rc = trace_pair(c, bi, si, plan, &m, &tl, row, err);
+  if (rc && err->code && !err->path[0])
+    snprintf(err->path, sizeof err->path, "%.100s x %.60s", b->name, s->label);
+  av_timeline_free(&tl);
+  av_exec_result_free(&m);
+  av_sim_result_free(&res);
+  if (!rc && twin < 0)
+    av_vseen_keep(sp, plan, (int)(row - c->rep->rows));
+  else
+    av_plan_destroy(plan);
+  return rc;
+}
+
+/* One batch: its cost model and executor batch, every scheduler's pair. */
+static int run_batch(vrun_t *c, int bi, av_error_t *err) {
+  const av_exp_batch_t *b = &c->e->batches[bi];
+  av_cost_env_t env = {.gpu = &c->e->gpus[0], .heads = &b->w->heads, .variants = c->vs};
+  av_costmodel_t *cost = av_costmodel_create(c->e->cost_ops, &c->e->cost_params, &env, err);
+  av_exec_batch_t *xb = cost ? av_exec_batch_create(b->w, 1 + (uint64_t)bi, 8, err) : NULL;
+  int rc = xb ? AV_OK : err->code ? err->code : AV_ERR_INTERNAL;
+  av_vseen_t sp = {0};
+  if (!rc) rc = av_vseen_init(&sp, c->e->n_scheds, err);
+  for (int si = 0; si < c->e->n_scheds && !rc; si++) rc = run_pair(c, bi, si, cost, xb, &sp, err);
+  av_vseen_free(&sp);
+  av_exec_batch_destroy(xb);
+  av_costmodel_destroy(cost);
+  return rc;
+}
+
+static int run_all(vrun_t *c, av_error_t *err) {
+  int rc = AV_OK;
+  if (c->o->trace) {
+    char t[1100];
+    snprintf(t, sizeof t, "%s/traces", c->o->dir);
+    rc = av_mkdirs(t, err);
+  }
+  for (int bi = 0; bi < c->e->n_batches && !rc; bi++) {
+    const int first = c->rep->n;
+    const int taken = av_vjournal_take(c->o->journal, bi, c->rep);
+    if (taken < 0) rc = av_error_set(err, AV_ERR_NOMEM, "validate", NULL, "out of memory");
+    if (taken) {
+      fprintf(stderr, "validate: %s taken from the journal (%d of %d)\n",
+              c->e->batches[bi].name, bi + 1, c->e->n_batches);
+      continue;
+    }
+    rc = run_batch(c, bi, err);
+    if (!rc) rc = av_vjournal_append(c->o->journal, bi, c->rep, first, err);
+    fprintf(stderr, "validate: %s done (%d of %d)\n", c->e->batches[bi].name, bi + 1,
+            c->e->n_batches);
+  }
+  return rc;
+}
+
+int av_validate_run(const av_experiment_t *e, const av_variants_t *vs,
+                    const av_validate_opts_t *o, av_vreport_t *rep, av_error_t *err) {
+  vrun_t c = {.o = o, .e = e, .vs = vs, .rep = rep};
+  return run_all(&c, err);
+}

@@ -1,0 +1,27 @@
+/* The measuring loop of `anvil validate EXP.json`: every (batch, scheduler) of an experiment
+ * on this GPU (e->gpus[0], the device's spec) is planned, proved exact, predicted by the
+ * simulator and measured by the GPU executor (unless an earlier scheduler of the batch made
+ * the same plan). With a journal, finished batches are recorded as they complete and, when
+ * the journal already holds them (--resume), taken from it instead of measured again. */
+#ifndef AV_PIPELINE_VALIDATE_H
+#define AV_PIPELINE_VALIDATE_H
+
+#include "core/error.h"
+#include "core/variants.h"
+#include "pipeline/experiment.h"
+#include "pipeline/validate_journal.h"
+#include "pipeline/validate_report.h"
+
+typedef struct av_validate_opts {
+  int trace;                 /* record per-CTA timelines, replay them (dispatch vs cost) */
+  const char *trace_of;      /* batch whose timelines are written; NULL: the first */
+  int repeats;               /* timed runs per plan (median) */
+  const char *dir;           /* output directory (traces/ goes there) */
+  av_vjournal_t *journal;    /* may be NULL */
+} av_validate_opts_t;
+
+/* Appends one report row per (batch, scheduler) to rep, in order. */
+int av_validate_run(const av_experiment_t *e, const av_variants_t *vs,
+                    const av_validate_opts_t *o, av_vreport_t *rep, av_error_t *err);
+
+#endif
