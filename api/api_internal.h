@@ -20,6 +20,8 @@ struct anvil_workload {
 struct anvil_plan {
   anvil_workload_t *w;   /* a reference */
   av_plan_t *p;
+  char source[256];      /* the file or text it was loaded from ("" when planned): the checker's
+                            messages name it, as `anvil check PLAN.json` does */
 };
 
 struct anvil_target {

@@ -17,6 +17,7 @@ anvil_plan_t *av__api_plan_wrap(av_plan_t *p, const anvil_workload_t *w) {
   }
   h->p = p;
   h->w = av__api_workload_ref(w);
+  h->source[0] = '\0';
   return h;
 }
 
@@ -79,7 +80,9 @@ const char *anvil_plan_params(const anvil_plan_t *p) { return p->p->params; }
 int anvil_plan_check(const anvil_plan_t *p, anvil_error_t *err) {
   av_error_t e;
   av_error_clear(&e);
-  return av__api_error(err, &e, av_plan_check(p->p, p->w->w, &e));
+  int rc = av_plan_check(p->p, p->w->w, &e);
+  if (rc && !e.source[0] && p->source[0]) snprintf(e.source, sizeof e.source, "%s", p->source);
+  return av__api_error(err, &e, rc);
 }
 
 int anvil_plan_reference(const anvil_plan_t *p, uint64_t seed, int dim, int32_t max_requests,
@@ -101,11 +104,13 @@ char *anvil_plan_to_json(const anvil_plan_t *p) {
 }
 
 /* A loaded plan and its embedded workload as a handle. */
-static int wrap_loaded(av_plan_t *p, av_workload_t *w, anvil_plan_t **out, av_error_t *e) {
+static int wrap_loaded(av_plan_t *p, av_workload_t *w, const char *source, anvil_plan_t **out,
+                       av_error_t *e) {
   anvil_workload_t *wh = av__api_workload_wrap(w);
   *out = wh ? av__api_plan_wrap(p, wh) : NULL;
   if (!wh) av_plan_destroy(p);
   anvil_workload_destroy(wh);
+  if (*out) snprintf((*out)->source, sizeof (*out)->source, "%s", source);
   return *out ? AV_OK : av_error_set(e, AV_ERR_NOMEM, NULL, NULL, "out of memory");
 }
 
@@ -124,7 +129,7 @@ int anvil_plan_from_json(const char *json_text, const char *source, anvil_plan_t
     rc = av_plan_from_doc(doc, &c, &p, &w);
   }
   json_decref(doc);
-  if (!rc) rc = wrap_loaded(p, w, out, &e);
+  if (!rc) rc = wrap_loaded(p, w, source, out, &e);
   return av__api_error(err, &e, rc);
 }
 
@@ -135,7 +140,7 @@ int anvil_plan_load(const char *path, anvil_plan_t **out, anvil_error_t *err) {
   av_plan_t *p = NULL;
   av_workload_t *w = NULL;
   int rc = av_plan_load(path, &p, &w, &e);
-  if (!rc) rc = wrap_loaded(p, w, out, &e);
+  if (!rc) rc = wrap_loaded(p, w, path, out, &e);
   return av__api_error(err, &e, rc);
 }
 
