@@ -11,6 +11,7 @@ set(AV_LIB_LAYERS anvil_core anvil_proofs anvil_costmodels anvil_sim anvil_sched
 set(AV_LIB_DEPS PkgConfig::GSL PkgConfig::JANSSON m ${CMAKE_DL_LIBS})
 set(AV_PC_LIBS_PRIVATE "-lm")
 if(AV_HAVE_CUDA AND TARGET anvil_kernels)
+  find_package(CUDAToolkit REQUIRED)
   list(APPEND AV_LIB_LAYERS anvil_kernels)
   list(APPEND AV_LIB_DEPS CUDA::cudart)
   string(APPEND AV_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart")
