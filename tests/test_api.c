@@ -47,8 +47,10 @@ START_TEST(test_errors_carry_the_cli_line) {
   int32_t kv[4];
   fill_table(kv, 20);
   kv[2] = 32 + 5 * 16 + 1;  /* more tokens than the row has blocks */
-  ck_assert_int_eq(anvil_workload_from_block_table(&table[0][0], 5, kv, 4, 16, NULL, &w, &err),
+  anvil_workload_t *none = NULL;
+  ck_assert_int_eq(anvil_workload_from_block_table(&table[0][0], 5, kv, 4, 16, NULL, &none, &err),
                    ANVIL_ERR_RANGE);
+  ck_assert_ptr_null(none);
   ck_assert_msg(strstr(err.message, "kv_tokens[2]"), "%s", err.message);
   anvil_target_destroy(t);
   anvil_workload_destroy(w);
