@@ -155,10 +155,8 @@ static PyObject *py_plan(PyObject *mod, PyObject *args) {
   if (anvil_py_strings(params, &kv, &n)) return NULL;
   anvil_plan_t *p = NULL;
   anvil_error_t err;
-  int rc;
-  Py_BEGIN_ALLOW_THREADS
-  rc = anvil_plan(t->t, w->w, sched, kv, n, &p, &err);
-  Py_END_ALLOW_THREADS
+  /* The GIL stays held: a target (its cost model cache) serves one call at a time. */
+  int rc = anvil_plan(t->t, w->w, sched, kv, n, &p, &err);
   PyMem_Free(kv);
   return rc ? anvil_py_raise(&err) : plan_new(p, NULL);
 }
@@ -294,11 +292,9 @@ static PyObject *py_simulate(PyObject *mod, PyObject *args) {
   anvil_sim_result_t r;
   anvil_timeline_t *tl = NULL;
   anvil_error_t err;
-  int rc;
-  Py_BEGIN_ALLOW_THREADS
-  rc = anvil_simulate(t->t, p, model, &r, want_tl || chrome ? &tl : NULL, &err);
+  /* The GIL stays held: a target (its cost model cache) serves one call at a time. */
+  int rc = anvil_simulate(t->t, p, model, &r, want_tl || chrome ? &tl : NULL, &err);
   if (!rc && chrome) rc = anvil_timeline_write(tl, p, chrome, &err);
-  Py_END_ALLOW_THREADS
   if (rc) {
     anvil_timeline_destroy(tl);
     return anvil_py_raise(&err);
