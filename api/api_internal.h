@@ -22,7 +22,11 @@ struct anvil_plan {
   av_plan_t *p;
   char source[256];      /* the file or text it was loaded from ("" when planned): the checker's
                             messages name it, as `anvil check PLAN.json` does */
+  int hash_stale;        /* a planner grew the plan; p->workload_hash is set when next read */
 };
+
+/* The plan with its workload hash brought up to date (after a planner's reuse). */
+const av_plan_t *av__api_plan_settled(const anvil_plan_t *p);
 
 struct anvil_target {
   av_gpu_t gpu;

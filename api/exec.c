@@ -17,7 +17,7 @@ int anvil_exec(const anvil_plan_t *p, uint64_t seed, int repeats, anvil_exec_res
   int rc = av_exec_available(&e);
   if (!rc) {
     av_exec_batch_t *b = av_exec_batch_create(p->w->w, seed, 0, &e);
-    rc = b ? av_exec_batch_run(b, p->p, &o, &r, &e) : e.code ? e.code : AV_ERR_INTERNAL;
+    rc = b ? av_exec_batch_run(b, av__api_plan_settled(p), &o, &r, &e) : e.code ? e.code : AV_ERR_INTERNAL;
     av_exec_batch_destroy(b);
   }
   if (!rc)

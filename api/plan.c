@@ -18,7 +18,17 @@ anvil_plan_t *av__api_plan_wrap(av_plan_t *p, const anvil_workload_t *w) {
   h->p = p;
   h->w = av__api_workload_ref(w);
   h->source[0] = '\0';
+  h->hash_stale = 0;
   return h;
+}
+
+const av_plan_t *av__api_plan_settled(const anvil_plan_t *p) {
+  if (p->hash_stale) {
+    anvil_plan_t *m = (anvil_plan_t *)p;  /* a cache of a pure function of the workload */
+    m->p->workload_hash = av_workload_hash(p->w->w);
+    m->hash_stale = 0;
+  }
+  return p->p;
 }
 
 void anvil_plan_destroy(anvil_plan_t *p) {
@@ -80,7 +90,7 @@ const char *anvil_plan_params(const anvil_plan_t *p) { return p->p->params; }
 int anvil_plan_check(const anvil_plan_t *p, anvil_error_t *err) {
   av_error_t e;
   av_error_clear(&e);
-  int rc = av_plan_check(p->p, p->w->w, &e);
+  int rc = av_plan_check(av__api_plan_settled(p), p->w->w, &e);
   if (rc && !e.source[0] && p->source[0]) snprintf(e.source, sizeof e.source, "%s", p->source);
   return av__api_error(err, &e, rc);
 }
@@ -91,13 +101,13 @@ int anvil_plan_reference(const anvil_plan_t *p, uint64_t seed, int dim, int32_t 
   av_error_clear(&e);
   av_reference_opts_t o = {.seed = seed, .dim = dim, .max_requests = max_requests};
   av_reference_result_t r;
-  int rc = av_reference_run(p->p, p->w->w, &o, &r, &e);
+  int rc = av_reference_run(av__api_plan_settled(p), p->w->w, &o, &r, &e);
   if (!rc && max_rel_err) *max_rel_err = r.max_rel_err;
   return av__api_error(err, &e, rc);
 }
 
 char *anvil_plan_to_json(const anvil_plan_t *p) {
-  json_t *doc = av_plan_to_json(p->p, p->w->w);
+  json_t *doc = av_plan_to_json(av__api_plan_settled(p), p->w->w);
   char *text = doc ? av_json_dump_text(doc) : NULL;
   json_decref(doc);
   return text;

@@ -38,5 +38,4 @@ void av_plan_regrow(av_plan_t *p, const av_workload_t *prev, const av_workload_t
     av_segment_t *s = &p->segments[i];
     if (s->end == prev->nodes[s->node].kv_len_tokens) s->end = next->nodes[s->node].kv_len_tokens;
   }
-  p->workload_hash = av_workload_hash(next);
 }

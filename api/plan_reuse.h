@@ -12,7 +12,9 @@
 
 /* 1 when a plan made for `prev` may serve `next` after av_plan_regrow, else 0. */
 int av_plan_reusable(const av_workload_t *prev, const av_workload_t *next);
-/* Makes p, a plan for `prev`, the plan for `next` (av_plan_reusable(prev, next) must hold). */
+/* Makes p, a plan for `prev`, the plan for `next` (av_plan_reusable(prev, next) must hold):
+ * its segments grow with the leaves. The caller sets p->workload_hash to next's hash, now or
+ * (a planner, per step) when the plan is next checked or written. */
 void av_plan_regrow(av_plan_t *p, const av_workload_t *prev, const av_workload_t *next);
 
 #endif

@@ -82,23 +82,25 @@ static int same_blocks(const anvil_planner_t *pl, const int32_t *table, int64_t 
 }
 
 /* The current batch with each request's last node grown by its new tokens; NULL when two
- * requests ending at one node grew differently or the rule refuses (then plan anew). */
-static av_workload_t *grown(const anvil_planner_t *pl, const int32_t *tokens, av_error_t *e) {
+ * requests ending at one node grew differently or the rule refuses (then plan anew). Only
+ * leaves grow, so the derived fields stay those of the previous batch but the requests'
+ * lengths: no finalize. */
+static av_workload_t *grown(const anvil_planner_t *pl, const int32_t *tokens) {
   const av_workload_t *prev = pl->w->w;
   av_workload_t *next = av_workload_clone(prev);
   if (!next) return NULL;
   for (int32_t r = 0; r < prev->n_requests; r++) {
     int32_t u = prev->request_node[r];
-    if (tokens[r] != pl->tokens[r])
-      next->nodes[u].kv_len_tokens = prev->nodes[u].kv_len_tokens + tokens[r] - pl->tokens[r];
+    next->nodes[u].kv_len_tokens = prev->nodes[u].kv_len_tokens + tokens[r] - pl->tokens[r];
+    next->request_kv_tokens[r] = prev->request_kv_tokens[r] + tokens[r] - pl->tokens[r];
   }
-  int ok = av_workload_finalize(next, e) == AV_OK;
   /* Requests ending at one node must all have grown alike. */
-  for (int32_t r = 0; ok && r < prev->n_requests; r++)
-    ok = next->request_kv_tokens[r] == tokens[r];
-  ok = ok && av_plan_reusable(prev, next);
-  if (!ok) {
-    av_error_clear(e);
+  int ok = 1;
+  for (int32_t r = 0; ok && r < prev->n_requests; r++) {
+    int32_t u = prev->request_node[r];
+    ok = next->nodes[u].kv_len_tokens - prev->nodes[u].kv_len_tokens == tokens[r] - pl->tokens[r];
+  }
+  if (!ok || !av_plan_reusable(prev, next)) {
     av_workload_destroy(next);
     return NULL;
   }
@@ -168,11 +170,12 @@ int anvil_planner_step(anvil_planner_t *pl, const int32_t *table, int64_t row_st
   int grew = 0;
   if (reused) *reused = 0;
   if (same_blocks(pl, table, row_stride, kv_tokens, n_requests, &grew)) {
-    av_workload_t *next = grew ? grown(pl, kv_tokens, &e) : NULL;
+    av_workload_t *next = grew ? grown(pl, kv_tokens) : NULL;
     if (!grew || next) {
       if (next) {
         /* The plan and the planner share the workload handle: grow both in place. */
         av_plan_regrow(pl->plan->p, pl->w->w, next);
+        pl->plan->hash_stale = 1;
         av_workload_destroy(pl->w->w);
         pl->w->w = next;
         memcpy(pl->tokens, kv_tokens, (size_t)n_requests * sizeof *kv_tokens);

@@ -107,6 +107,7 @@ static int run_step(trace_run_t *s, int32_t i, const av_workload_t *w, av_error_
     s->plans++;
   } else {
     av_plan_regrow(s->plan, s->planned, w);
+    s->plan->workload_hash = av_workload_hash(w);
     s->planned = w;
     s->reused++;
   }

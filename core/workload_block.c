@@ -14,7 +14,7 @@
 typedef struct bt {
   /* Trie of block ids: node t is one physical block, created in first-use order, so a
    * parent always precedes its children. */
-  int32_t n_trie, cap_trie;  /* the per-node arrays grow with the distinct ids */
+  int32_t n_trie;
   int64_t *id;
   int32_t *tparent, *fill, *nchild, *first_req, *first_pos;
   unsigned char *full_end; /* a request ends at the block's last used token */
@@ -102,53 +102,8 @@ static int nomem(const av__wloc_t *loc) {
 }
 
 /* Inserts every request's id sequence; a known id must be reached from the same prefix. */
-/* Doubles the id table, re-inserting every trie node's id. */
-static int grow_ids(bt_t *b) {
-  uint64_t cap = (b->mask + 1) * 2;
-  int64_t *keys = malloc(cap * sizeof *keys);
-  int32_t *vals = calloc(cap, sizeof *vals);
-  if (!keys || !vals) {
-    free(keys);
-    free(vals);
-    return -1;
-  }
-  free(b->keys);
-  free(b->vals);
-  b->keys = keys;
-  b->vals = vals;
-  b->mask = cap - 1;
-  for (int32_t t = 0; t < b->n_trie; t++) {
-    uint64_t s = slot_of(b, b->id[t]);
-    b->keys[s] = b->id[t];
-    b->vals[s] = t + 1;
-  }
-  return 0;
-}
-
-/* Makes room for twice the trie nodes (new fill, nchild and full_end entries zeroed). */
-static int grow_nodes(bt_t *b) {
-  size_t cap = 2 * (size_t)b->cap_trie, old = (size_t)b->cap_trie;
-  void **arrays[] = {(void **)&b->tparent, (void **)&b->fill, (void **)&b->nchild,
-                     (void **)&b->first_req, (void **)&b->first_pos};
-  int64_t *id = realloc(b->id, cap * sizeof *id);
-  if (id) b->id = id;
-  for (size_t i = 0; id && i < sizeof arrays / sizeof arrays[0]; i++) {
-    void *q = realloc(*arrays[i], cap * sizeof(int32_t));
-    if (!q) return -1;
-    *arrays[i] = q;
-  }
-  unsigned char *fe = id ? realloc(b->full_end, cap) : NULL;
-  if (!fe) return -1;
-  b->full_end = fe;
-  memset(b->fill + old, 0, (cap - old) * sizeof *b->fill);
-  memset(b->nchild + old, 0, (cap - old) * sizeof *b->nchild);
-  memset(b->full_end + old, 0, cap - old);
-  b->cap_trie = (int32_t)cap;
-  return 0;
-}
-
 /* Trie node of block j of request r (prev: the node of block j-1, -1 for j = 0): found by id,
- * or added. On an id seen after another prefix, or out of memory: minus the error's code. */
+ * or added. On an id seen after another prefix: minus the error's code. */
 static int32_t trie_node(bt_t *b, const int64_t *const *blocks, int32_t r, int32_t j,
                          int32_t prev, const av__wloc_t *loc) {
   uint64_t s = slot_of(b, blocks[r][j]);
@@ -167,13 +122,7 @@ static int32_t trie_node(bt_t *b, const int64_t *const *blocks, int32_t r, int32
                          "physical block holds one prefix's KV, so the table is inconsistent",
                          blocks[r][j], now, was);
   }
-  /* Load at most 1/2: the table starts small and grows with the distinct ids. */
-  if (2 * ((uint64_t)b->n_trie + 1) > b->mask + 1) {
-    if (grow_ids(b)) return -nomem(loc);
-    s = slot_of(b, blocks[r][j]);
-  }
-  if (b->n_trie == b->cap_trie && grow_nodes(b)) return -nomem(loc);
-  int32_t t = b->n_trie++;
+  int32_t t = b->n_trie++;  /* build_trie sized the arrays for every id it may add */
   b->keys[s] = blocks[r][j];
   b->vals[s] = t + 1;
   b->id[t] = blocks[r][j];
@@ -184,16 +133,37 @@ static int32_t trie_node(bt_t *b, const int64_t *const *blocks, int32_t r, int32
   return t;
 }
 
+/* How many leading blocks request r shares with request r-1 (0 for the first). */
+static int32_t shared_with_previous(const int64_t *const *blocks, const int32_t *n_blocks,
+                                    int32_t r) {
+  if (r == 0) return 0;
+  int32_t m = n_blocks[r] < n_blocks[r - 1] ? n_blocks[r] : n_blocks[r - 1], same = 0;
+  while (same + 16 <= m &&
+         memcmp(blocks[r] + same, blocks[r - 1] + same, 16 * sizeof **blocks) == 0)
+    same += 16;
+  while (same < m && blocks[r][same] == blocks[r - 1][same]) same++;
+  return same;
+}
+
 static int build_trie(bt_t *b, const int64_t *const *blocks, const int32_t *n_blocks,
-                      int32_t n_req, int bs, const int32_t *lbt, int64_t total,
-                      const av__wloc_t *loc) {
+                      int32_t n_req, int bs, const int32_t *lbt, const av__wloc_t *loc) {
+  /* A request repeating its predecessor's first blocks (the usual order of a serving batch)
+   * walks them along the predecessor's trie path without looking ids up; the rest bound the
+   * distinct ids, which size the id table and the per-node arrays. */
+  int32_t *same = malloc((size_t)n_req * sizeof *same);
+  if (!same) return nomem(loc);
+  int64_t fresh = 0;
+  int32_t longest = 0;
+  for (int32_t r = 0; r < n_req; r++) {
+    same[r] = shared_with_previous(blocks, n_blocks, r);
+    fresh += n_blocks[r] - same[r];
+    longest = n_blocks[r] > longest ? n_blocks[r] : longest;
+  }
   b->mask = 15;
+  while (b->mask + 1 < 2 * (uint64_t)fresh) b->mask = 2 * b->mask + 1;
   b->keys = malloc((b->mask + 1) * sizeof *b->keys);
   b->vals = calloc(b->mask + 1, sizeof *b->vals);
-  size_t n = total < 256 ? (size_t)total : 256;
-  b->cap_trie = (int32_t)n;
-  int32_t longest = 0;
-  for (int32_t r = 0; r < n_req; r++) longest = n_blocks[r] > longest ? n_blocks[r] : longest;
+  size_t n = (size_t)fresh;
   b->id = malloc(n * sizeof *b->id);
   b->tparent = malloc(n * sizeof(int32_t));
   b->fill = calloc(n, sizeof(int32_t));
@@ -203,29 +173,21 @@ static int build_trie(bt_t *b, const int64_t *const *blocks, const int32_t *n_bl
   b->full_end = calloc(n, 1);
   b->end_t = malloc((size_t)n_req * sizeof(int32_t));
   b->end_k = malloc((size_t)n_req * sizeof(int32_t));
-  /* The trie path of the previous request: a request repeating its predecessor's first
-   * blocks (the usual order of a serving batch) walks them without looking ids up. */
   int32_t *path = malloc((size_t)(longest ? longest : 1) * sizeof *path);
+  int rc = AV_OK;
   if (!b->keys || !b->vals || !b->id || !b->tparent || !b->fill || !b->nchild ||
-      !b->first_req || !b->first_pos || !b->full_end || !b->end_t || !b->end_k || !path) {
-    free(path);
-    return nomem(loc);
-  }
-  for (int32_t r = 0; r < n_req; r++) {
-    int32_t same = 0;
-    if (r > 0) {
-      int32_t m = n_blocks[r] < n_blocks[r - 1] ? n_blocks[r] : n_blocks[r - 1];
-      while (same < m && blocks[r][same] == blocks[r - 1][same]) same++;
-    }
+      !b->first_req || !b->first_pos || !b->full_end || !b->end_t || !b->end_k || !path)
+    rc = nomem(loc);
+  for (int32_t r = 0; !rc && r < n_req; r++) {
     /* Blocks before the last one shared with the predecessor are full, inner blocks of both
      * (their fill is already the block size): nothing to do for them. */
-    int32_t j0 = same > 1 ? same - 1 : 0;
+    int32_t j0 = same[r] > 1 ? same[r] - 1 : 0;
     int32_t prev = j0 ? path[j0 - 1] : -1;
-    for (int32_t j = j0; j < n_blocks[r]; j++) {
-      int32_t t = j < same ? path[j] : trie_node(b, blocks, r, j, prev, loc);
+    for (int32_t j = j0; !rc && j < n_blocks[r]; j++) {
+      int32_t t = j < same[r] ? path[j] : trie_node(b, blocks, r, j, prev, loc);
       if (t < 0) {
-        free(path);
-        return -t;
+        rc = -t;
+        break;
       }
       path[j] = t;
       int last = j == n_blocks[r] - 1;
@@ -239,7 +201,8 @@ static int build_trie(bt_t *b, const int64_t *const *blocks, const int32_t *n_bl
     }
   }
   free(path);
-  return AV_OK;
+  free(same);
+  return rc;
 }
 
 static int cmp_pair(const void *x, const void *y) {
@@ -435,7 +398,7 @@ av_workload_t *av__workload_block_table(const int64_t *const *blocks, const int3
   bt_t b;
   memset(&b, 0, sizeof b);
   av_workload_t *w = NULL;
-  if (!build_trie(&b, blocks, n_blocks, n_requests, block_size, last_block_tokens, total, loc) &&
+  if (!build_trie(&b, blocks, n_blocks, n_requests, block_size, last_block_tokens, loc) &&
       !collect_cuts(&b, n_requests, loc) && !build_radix(&b, n_requests, loc))
     w = emit(&b, n_requests, heads, loc);
   bt_free(&b);
