@@ -6,8 +6,8 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(AV_LIB_LAYERS anvil_core anvil_proofs anvil_costmodels anvil_sim anvil_schedulers
-                  anvil_validation anvil_pipeline anvil_api)
+set(AV_LIB_LAYERS anvil_core anvil_proofs anvil_profile_format anvil_costmodels anvil_sim
+                  anvil_schedulers anvil_validation anvil_pipeline anvil_api)
 set(AV_LIB_DEPS PkgConfig::GSL PkgConfig::JANSSON m ${CMAKE_DL_LIBS})
 set(AV_PC_LIBS_PRIVATE "-lm")
 if(AV_HAVE_CUDA AND TARGET anvil_kernels)
@@ -33,8 +33,10 @@ set_target_properties(anvil_shared PROPERTIES VERSION ${PROJECT_VERSION}
 set_target_properties(anvil_static PROPERTIES EXPORT_NAME anvil_static)
 target_link_libraries(anvil_shared PRIVATE ${AV_LIB_DEPS})
 target_link_libraries(anvil_static INTERFACE ${AV_LIB_DEPS})
+# --no-undefined: a layer missing from AV_LIB_LAYERS fails the link, not a user's program.
 target_link_options(anvil_shared PRIVATE
-                    "LINKER:--version-script=${CMAKE_SOURCE_DIR}/cmake/libanvil.map")
+                    "LINKER:--version-script=${CMAKE_SOURCE_DIR}/cmake/libanvil.map"
+                    "LINKER:--no-undefined")
 set_property(TARGET anvil_shared APPEND PROPERTY LINK_DEPENDS
              ${CMAKE_SOURCE_DIR}/cmake/libanvil.map)
 
