@@ -7,11 +7,9 @@
 
 #include "api/api_internal.h"
 
-/* A name such as "H200-SXM", or a path to a spec file. */
+/* A name such as "H200-SXM", or a path to a spec file (av_gpu_load tells them apart). */
 static int load_gpu(const char *gpu, av_gpu_t *out, av_error_t *e) {
-  size_t n = strlen(gpu);
-  int is_path = strchr(gpu, '/') || (n > 5 && strcmp(gpu + n - 5, ".json") == 0);
-  int rc = is_path ? av_gpu_load_file(gpu, out, e) : av_gpu_load(gpu, NULL, out, e);
+  int rc = av_gpu_load(gpu, NULL, out, e);
   if (rc && !e->source[0]) snprintf(e->source, sizeof e->source, "gpu");
   return rc;
 }
