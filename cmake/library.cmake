@@ -8,8 +8,11 @@ include(CMakePackageConfigHelpers)
 
 set(AV_LIB_LAYERS anvil_core anvil_proofs anvil_profile_format anvil_costmodels anvil_sim
                   anvil_schedulers anvil_validation anvil_pipeline anvil_api)
-set(AV_LIB_DEPS PkgConfig::GSL PkgConfig::JANSSON m ${CMAKE_DL_LIBS})
-set(AV_PC_LIBS_PRIVATE "-lm")
+set(AV_LIB_DEPS PkgConfig::GSL PkgConfig::JANSSON m ${CMAKE_DL_LIBS} Threads::Threads)
+set(AV_PC_LIBS_PRIVATE "-lm -lpthread")
+if(AV_MPI)
+  list(APPEND AV_LIB_DEPS MPI::MPI_C)
+endif()
 if(AV_HAVE_CUDA AND TARGET anvil_kernels)
   find_package(CUDAToolkit REQUIRED)
   list(APPEND AV_LIB_LAYERS anvil_kernels)

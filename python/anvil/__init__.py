@@ -259,10 +259,17 @@ def simulate(plan: Plan, gpu: str = "H200-SXM", cost_model: str = "roofline",
     return SimResult(timeline=tl, **r)
 
 
-def run_experiment(path) -> list:
+def run_experiment(path, check: bool = True) -> list:
     """`anvil run` without files: one dict per (GPU, batch, scheduler) row, the columns of
-    results.csv; pandas.DataFrame(rows) loads them."""
-    return json.loads(_anvil.run_experiment(str(path)))
+    results.csv; pandas.DataFrame(rows) loads them. A row that fails alone is kept (status
+    "failed", its "error"), as `anvil run` keeps it; with check=True (the default) such a row
+    raises anvil.Error with the first failure's message, the rows in its .rows."""
+    text, failure = _anvil.run_experiment(str(path))
+    rows = json.loads(text)
+    if failure is not None and check:
+        failure.rows = rows
+        raise failure
+    return rows
 
 
 def schedulers() -> list:

@@ -326,10 +326,22 @@ static PyObject *py_run_experiment(PyObject *mod, PyObject *args) {
   Py_BEGIN_ALLOW_THREADS
   rc = anvil_run_experiment(path, &rows, &err);
   Py_END_ALLOW_THREADS
-  if (rc) return anvil_py_raise(&err);
-  PyObject *s = PyUnicode_FromString(rows);
+  /* (rows text or None, None or the error of the first failed row) */
+  PyObject *s = rows ? PyUnicode_FromString(rows) : Py_NewRef(Py_None);
   anvil_free(rows);
-  return s;
+  if (!s) return NULL;
+  if (!rc) return Py_BuildValue("(NO)", s, Py_None);
+  if (s == Py_None) {
+    Py_DECREF(s);
+    return anvil_py_raise(&err);
+  }
+  anvil_py_raise(&err);
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  Py_XDECREF(type);
+  Py_XDECREF(tb);
+  return Py_BuildValue("(NN)", s, value);
 }
 
 static PyObject *py_exec(PyObject *mod, PyObject *args) {
