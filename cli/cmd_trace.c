@@ -1,12 +1,14 @@
 /* `anvil trace`: runs a JSONL decode trace (one batch per step, requests joining and
  * leaving) through one scheduler and the simulator, printing each step's predicted time. A
- * step whose batch tree is unchanged from the previous step (same av_workload_hash and
- * structurally equal) reuses the previous plan instead of planning again: PAT's lazy update
- * (PAT §5.1), which is what makes per-step planning affordable in a serving loop. */
+ * step whose batch tree keeps its structure, its leaves growing only within their requests'
+ * last KV block, reuses the previous plan grown to the new lengths instead of planning again:
+ * PAT's lazy update (PAT §5.1, api/plan_reuse.h, the rule the public planner applies too),
+ * which is what makes per-step planning affordable in a serving loop. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/plan_reuse.h"
 #include "proofs/proofs.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
@@ -86,8 +88,7 @@ typedef struct trace_run {
 
 /* One step: plan (or reuse the previous plan) and simulate. */
 static int run_step(trace_run_t *s, int32_t i, const av_workload_t *w, av_error_t *err) {
-  int reuse = s->plan && av_workload_hash(w) == s->plan->workload_hash &&
-              av_workload_equal(w, s->planned);
+  int reuse = s->plan && av_plan_reusable(s->planned, w);
   int rc = AV_OK;
   if (!reuse) {
     if (!s->cost || memcmp(&s->cost_heads, &w->heads, sizeof w->heads) != 0) {
@@ -105,6 +106,9 @@ static int run_step(trace_run_t *s, int32_t i, const av_workload_t *w, av_error_
     s->planned = w;
     s->plans++;
   } else {
+    av_plan_regrow(s->plan, s->planned, w);
+    s->plan->workload_hash = av_workload_hash(w);
+    s->planned = w;
     s->reused++;
   }
   av_sim_result_t r;
@@ -130,7 +134,8 @@ int av_cmd_trace(int argc, char **argv) {
     av_cli_print_help("trace TRACE.jsonl --scheduler NAME [-p k=v]... [--gpu NAME] "
                       "[--cost-model NAME] [--sim engine|waves]",
                       "Plans and simulates every step of a JSONL decode trace; a step whose "
-                      "batch tree is\nunchanged reuses the previous plan (PAT's lazy update).",
+                      "batch tree keeps\nits structure, its requests growing within their last KV "
+                      "block, reuses the\nprevious plan (PAT's lazy update).",
                       k_opts);
     return 0;
   }

@@ -73,7 +73,10 @@ double av_gpu_hbm_bw_GBps(const av_gpu_t *g) {
 
 const char *av_data_dir(void) {
   const char *env = getenv("ANVIL_DATA_DIR");
-  return env && env[0] ? env : AV_DATA_DIR;
+  if (env && env[0]) return env;
+  const char *av__data_dir_installed(void); /* core/data_dir.c */
+  const char *installed = av__data_dir_installed();
+  return installed ? installed : AV_DATA_DIR;
 }
 
 /* One {"value": X, "source": "..."} entry. */

@@ -252,8 +252,12 @@ int av_write_file_atomic(const char *path, const char *data, size_t len, av_erro
   return AV_OK;
 }
 
+char *av_json_dump_text(const json_t *v) {
+  return json_dumps(v, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+}
+
 int av_json_dump_file(const json_t *v, const char *path, av_error_t *err) {
-  char *text = json_dumps(v, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+  char *text = av_json_dump_text(v);
   if (!text) return av_error_set(err, AV_ERR_NOMEM, path, NULL, "cannot serialise JSON");
   size_t len = strlen(text);
   text[len] = '\0';

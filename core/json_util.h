@@ -58,6 +58,9 @@ int av_json_get_int_array(const av_jctx_t *c, const json_t *obj, const char *pat
                           const char *key, int required, int allow_empty, int64_t min,
                           int64_t max, int64_t **out, size_t *n);
 
+/* The text av_json_dump_file writes (indented, keys in order, doubles round-trip). Caller
+ * frees. */
+char *av_json_dump_text(const json_t *v);
 /* Writes a JSON value to `path` atomically (temp file + rename), so a failure never leaves
  * a partial file. */
 int av_json_dump_file(const json_t *v, const char *path, av_error_t *err);

@@ -99,6 +99,9 @@ json_t *av_plan_to_json(const av_plan_t *p, const av_workload_t *w);
  * is range-checked against the workload; a mismatch (hash, counts, nodes) is AV_ERR_MISMATCH
  * naming the key path. */
 int av_plan_load(const char *path, av_plan_t **p_out, av_workload_t **w_out, av_error_t *err);
+/* The same from a parsed plan document; c->source names it in messages. */
+int av_plan_from_doc(const json_t *root, const av_jctx_t *c, av_plan_t **p_out,
+                     av_workload_t **w_out);
 int av_plan_from_json(const json_t *root, const av_jctx_t *c, const av_workload_t *w,
                       av_plan_t **p_out);
 

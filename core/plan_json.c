@@ -358,6 +358,28 @@ int av_plan_from_json(const json_t *root, const av_jctx_t *c, const av_workload_
 }
 
 /* Loads the file, rebuilds the embedded workload and the plan against it. */
+int av_plan_from_doc(const json_t *root, const av_jctx_t *c, av_plan_t **p_out,
+                     av_workload_t **w_out) {
+  *p_out = NULL;
+  *w_out = NULL;
+  av_workload_t *w = NULL;
+  int rc = check_top(root, c);
+  if (!rc && !json_object_get(root, "workload"))
+    rc = av_error_set(c->err, AV_ERR_SCHEMA, c->source, "workload",
+                      "missing required key 'workload'");
+  if (!rc) {
+    w = av_workload_from_json(json_object_get(root, "workload"), NULL, c, "workload");
+    if (!w) rc = err_code(c, AV_ERR_SCHEMA);
+  }
+  if (!rc) rc = av_plan_from_json(root, c, w, p_out);
+  if (rc) {
+    av_workload_destroy(w);
+    return rc;
+  }
+  *w_out = w;
+  return AV_OK;
+}
+
 int av_plan_load(const char *path, av_plan_t **p_out, av_workload_t **w_out, av_error_t *err) {
   *p_out = NULL;
   *w_out = NULL;
@@ -365,20 +387,7 @@ int av_plan_load(const char *path, av_plan_t **p_out, av_workload_t **w_out, av_
   int rc = av_json_load_file(path, &root, err);
   if (rc) return rc;
   av_jctx_t c = {.source = path, .err = err};
-  av_workload_t *w = NULL;
-  rc = check_top(root, &c);
-  if (!rc && !json_object_get(root, "workload"))
-    rc = av_error_set(err, AV_ERR_SCHEMA, path, "workload", "missing required key 'workload'");
-  if (!rc) {
-    w = av_workload_from_json(json_object_get(root, "workload"), NULL, &c, "workload");
-    if (!w) rc = err_code(&c, AV_ERR_SCHEMA);
-  }
-  if (!rc) rc = av_plan_from_json(root, &c, w, p_out);
+  rc = av_plan_from_doc(root, &c, p_out, w_out);
   json_decref(root);
-  if (rc) {
-    av_workload_destroy(w);
-    return rc;
-  }
-  *w_out = w;
-  return AV_OK;
+  return rc;
 }

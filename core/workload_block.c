@@ -102,15 +102,68 @@ static int nomem(const av__wloc_t *loc) {
 }
 
 /* Inserts every request's id sequence; a known id must be reached from the same prefix. */
+/* Trie node of block j of request r (prev: the node of block j-1, -1 for j = 0): found by id,
+ * or added. On an id seen after another prefix: minus the error's code. */
+static int32_t trie_node(bt_t *b, const int64_t *const *blocks, int32_t r, int32_t j,
+                         int32_t prev, const av__wloc_t *loc) {
+  uint64_t s = slot_of(b, blocks[r][j]);
+  if (b->vals[s]) {
+    int32_t t = b->vals[s] - 1;
+    if (b->tparent[t] == prev) return t;
+    char rel[96], was[96], now[64];
+    id_path(loc, r, j, rel, sizeof rel);
+    id_path(loc, b->first_req[t], b->first_pos[t], was, sizeof was);
+    if (prev < 0)
+      snprintf(now, sizeof now, "starts the sequence");
+    else
+      snprintf(now, sizeof now, "follows block %" PRId64, b->id[prev]);
+    return -av__wl_error(loc, AV_ERR_MISMATCH, rel,
+                         "block %" PRId64 " %s here but has a different prefix at %s; a "
+                         "physical block holds one prefix's KV, so the table is inconsistent",
+                         blocks[r][j], now, was);
+  }
+  int32_t t = b->n_trie++;  /* build_trie sized the arrays for every id it may add */
+  b->keys[s] = blocks[r][j];
+  b->vals[s] = t + 1;
+  b->id[t] = blocks[r][j];
+  b->tparent[t] = prev;
+  b->first_req[t] = r;
+  b->first_pos[t] = j;
+  if (prev >= 0) b->nchild[prev]++;
+  return t;
+}
+
+/* How many leading blocks request r shares with request r-1 (0 for the first). */
+static int32_t shared_with_previous(const int64_t *const *blocks, const int32_t *n_blocks,
+                                    int32_t r) {
+  if (r == 0) return 0;
+  int32_t m = n_blocks[r] < n_blocks[r - 1] ? n_blocks[r] : n_blocks[r - 1], same = 0;
+  while (same + 16 <= m &&
+         memcmp(blocks[r] + same, blocks[r - 1] + same, 16 * sizeof **blocks) == 0)
+    same += 16;
+  while (same < m && blocks[r][same] == blocks[r - 1][same]) same++;
+  return same;
+}
+
 static int build_trie(bt_t *b, const int64_t *const *blocks, const int32_t *n_blocks,
-                      int32_t n_req, int bs, const int32_t *lbt, int64_t total,
-                      const av__wloc_t *loc) {
-  uint64_t cap = 16;
-  while (cap < 2 * (uint64_t)total) cap <<= 1;
-  b->mask = cap - 1;
-  b->keys = malloc(cap * sizeof *b->keys);
-  b->vals = calloc(cap, sizeof *b->vals);
-  size_t n = (size_t)total;
+                      int32_t n_req, int bs, const int32_t *lbt, const av__wloc_t *loc) {
+  /* A request repeating its predecessor's first blocks (the usual order of a serving batch)
+   * walks them along the predecessor's trie path without looking ids up; the rest bound the
+   * distinct ids, which size the id table and the per-node arrays. */
+  int32_t *same = malloc((size_t)n_req * sizeof *same);
+  if (!same) return nomem(loc);
+  int64_t fresh = 0;
+  int32_t longest = 0;
+  for (int32_t r = 0; r < n_req; r++) {
+    same[r] = shared_with_previous(blocks, n_blocks, r);
+    fresh += n_blocks[r] - same[r];
+    longest = n_blocks[r] > longest ? n_blocks[r] : longest;
+  }
+  b->mask = 15;
+  while (b->mask + 1 < 2 * (uint64_t)fresh) b->mask = 2 * b->mask + 1;
+  b->keys = malloc((b->mask + 1) * sizeof *b->keys);
+  b->vals = calloc(b->mask + 1, sizeof *b->vals);
+  size_t n = (size_t)fresh;
   b->id = malloc(n * sizeof *b->id);
   b->tparent = malloc(n * sizeof(int32_t));
   b->fill = calloc(n, sizeof(int32_t));
@@ -120,40 +173,23 @@ static int build_trie(bt_t *b, const int64_t *const *blocks, const int32_t *n_bl
   b->full_end = calloc(n, 1);
   b->end_t = malloc((size_t)n_req * sizeof(int32_t));
   b->end_k = malloc((size_t)n_req * sizeof(int32_t));
+  int32_t *path = malloc((size_t)(longest ? longest : 1) * sizeof *path);
+  int rc = AV_OK;
   if (!b->keys || !b->vals || !b->id || !b->tparent || !b->fill || !b->nchild ||
-      !b->first_req || !b->first_pos || !b->full_end || !b->end_t || !b->end_k)
-    return nomem(loc);
-  for (int32_t r = 0; r < n_req; r++) {
-    int32_t prev = -1;
-    for (int32_t j = 0; j < n_blocks[r]; j++) {
-      uint64_t s = slot_of(b, blocks[r][j]);
-      int32_t t;
-      if (b->vals[s]) {
-        t = b->vals[s] - 1;
-        if (b->tparent[t] != prev) {
-          char rel[96], was[96], now[64];
-          id_path(loc, r, j, rel, sizeof rel);
-          id_path(loc, b->first_req[t], b->first_pos[t], was, sizeof was);
-          if (prev < 0)
-            snprintf(now, sizeof now, "starts the sequence");
-          else
-            snprintf(now, sizeof now, "follows block %" PRId64, b->id[prev]);
-          return av__wl_error(loc, AV_ERR_MISMATCH, rel,
-                              "block %" PRId64 " %s here but has a different prefix at %s; a "
-                              "physical block holds one prefix's KV, so the table is "
-                              "inconsistent",
-                              blocks[r][j], now, was);
-        }
-      } else {
-        t = b->n_trie++;
-        b->keys[s] = blocks[r][j];
-        b->vals[s] = t + 1;
-        b->id[t] = blocks[r][j];
-        b->tparent[t] = prev;
-        b->first_req[t] = r;
-        b->first_pos[t] = j;
-        if (prev >= 0) b->nchild[prev]++;
+      !b->first_req || !b->first_pos || !b->full_end || !b->end_t || !b->end_k || !path)
+    rc = nomem(loc);
+  for (int32_t r = 0; !rc && r < n_req; r++) {
+    /* Blocks before the last one shared with the predecessor are full, inner blocks of both
+     * (their fill is already the block size): nothing to do for them. */
+    int32_t j0 = same[r] > 1 ? same[r] - 1 : 0;
+    int32_t prev = j0 ? path[j0 - 1] : -1;
+    for (int32_t j = j0; !rc && j < n_blocks[r]; j++) {
+      int32_t t = j < same[r] ? path[j] : trie_node(b, blocks, r, j, prev, loc);
+      if (t < 0) {
+        rc = -t;
+        break;
       }
+      path[j] = t;
       int last = j == n_blocks[r] - 1;
       int32_t used = last && lbt && lbt[r] ? lbt[r] : bs;
       if (used > b->fill[t]) b->fill[t] = used;
@@ -164,7 +200,9 @@ static int build_trie(bt_t *b, const int64_t *const *blocks, const int32_t *n_bl
       prev = t;
     }
   }
-  return AV_OK;
+  free(path);
+  free(same);
+  return rc;
 }
 
 static int cmp_pair(const void *x, const void *y) {
@@ -360,7 +398,7 @@ av_workload_t *av__workload_block_table(const int64_t *const *blocks, const int3
   bt_t b;
   memset(&b, 0, sizeof b);
   av_workload_t *w = NULL;
-  if (!build_trie(&b, blocks, n_blocks, n_requests, block_size, last_block_tokens, total, loc) &&
+  if (!build_trie(&b, blocks, n_blocks, n_requests, block_size, last_block_tokens, loc) &&
       !collect_cuts(&b, n_requests, loc) && !build_radix(&b, n_requests, loc))
     w = emit(&b, n_requests, heads, loc);
   bt_free(&b);

@@ -1,0 +1,20 @@
+/* PAT §5.1 lazy update: when may the plan of one decode step serve the next? While the
+ * batch's tree keeps its structure (nodes, parent links, each request's last node, heads,
+ * block size) and the only change is leaves growing within the last KV block of each of
+ * their requests. The reused plan then grows with them: its segments that ended at a leaf's
+ * old end now end at the new one, so every new token is covered exactly once. `anvil trace`
+ * and anvil_planner apply this one rule. */
+#ifndef AV_PLAN_REUSE_H
+#define AV_PLAN_REUSE_H
+
+#include "core/plan.h"
+#include "core/workload.h"
+
+/* 1 when a plan made for `prev` may serve `next` after av_plan_regrow, else 0. */
+int av_plan_reusable(const av_workload_t *prev, const av_workload_t *next);
+/* Makes p, a plan for `prev`, the plan for `next` (av_plan_reusable(prev, next) must hold):
+ * its segments grow with the leaves. The caller sets p->workload_hash to next's hash, now or
+ * (a planner, per step) when the plan is next checked or written. */
+void av_plan_regrow(av_plan_t *p, const av_workload_t *prev, const av_workload_t *next);
+
+#endif

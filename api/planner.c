@@ -1,0 +1,196 @@
+/* Per-step planning (PAT §5.1 lazy update) for a serving loop. A step whose block table
+ * keeps every request's block ids and block count, its tokens only growing, is a batch whose
+ * tree keeps its structure: the planner then grows its previous workload's leaves instead of
+ * rebuilding the radix tree, and keeps the plan if av_plan_reusable agrees. Any other step
+ * builds the tree and plans anew. Buffers live from step to step. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_internal.h"
+#include "api/plan_reuse.h"
+#include "schedulers/scheduler.h"
+
+int av__api_scheduler(const char *scheduler, const char *const *params, int n_params,
+                      const av_scheduler_ops_t **ops, av_params_t *p, av_error_t *e);
+int av__api_plan_make(anvil_target_t *t, const av_workload_t *w,
+                      const av_scheduler_ops_t *ops, const av_params_t *params,
+                      av_plan_t **out, av_error_t *e);
+
+struct anvil_planner {
+  anvil_target_t *t;
+  const av_scheduler_ops_t *ops;
+  av_params_t sp;
+  int block_size;
+  av_heads_t heads;
+  av__api_bt_buf_t buf;
+  /* The block table of the current plan: used ids, row after row, and token counts. */
+  int32_t *ids, *tokens;
+  size_t cap_ids, cap_tokens;
+  int32_t n_requests;
+  anvil_workload_t *w;   /* the current batch (the plan holds a reference too) */
+  anvil_plan_t *plan;
+  int64_t planned, reused;
+};
+
+int anvil_planner_create(anvil_target_t *t, const char *scheduler, const char *const *params,
+                         int n_params, int block_size, const anvil_heads_t *heads,
+                         anvil_planner_t **out, anvil_error_t *err) {
+  av_error_t e;
+  av_error_clear(&e);
+  *out = NULL;
+  anvil_planner_t *pl = calloc(1, sizeof *pl);
+  if (!pl) return av__api_error(err, &e, av_error_set(&e, AV_ERR_NOMEM, NULL, NULL, "out of memory"));
+  pl->t = t;
+  pl->block_size = block_size;
+  pl->heads = av__api_heads(heads);
+  int rc = av__api_scheduler(scheduler, params, n_params, &pl->ops, &pl->sp, &e);
+  if (rc) {
+    anvil_planner_destroy(pl);
+    return av__api_error(err, &e, rc);
+  }
+  *out = pl;
+  return AV_OK;
+}
+
+void anvil_planner_destroy(anvil_planner_t *pl) {
+  if (!pl) return;
+  anvil_plan_destroy(pl->plan);
+  anvil_workload_destroy(pl->w);
+  av__api_bt_buf_free(&pl->buf);
+  free(pl->ids);
+  free(pl->tokens);
+  free(pl);
+}
+
+static int64_t blocks_of(int32_t tokens, int bs) { return ((int64_t)tokens + bs - 1) / bs; }
+
+/* Is the table the current plan's with tokens grown inside each request's last block? */
+static int same_blocks(const anvil_planner_t *pl, const int32_t *table, int64_t stride,
+                       const int32_t *tokens, int32_t n, int *grew) {
+  if (!pl->plan || n != pl->n_requests) return 0;
+  const int32_t *ids = pl->ids;
+  *grew = 0;
+  for (int32_t r = 0; r < n; r++) {
+    int64_t nb = blocks_of(pl->tokens[r], pl->block_size);
+    if (tokens[r] < pl->tokens[r] || blocks_of(tokens[r], pl->block_size) != nb ||
+        memcmp(ids, table + (int64_t)r * stride, (size_t)nb * sizeof *ids) != 0)
+      return 0;
+    *grew |= tokens[r] != pl->tokens[r];
+    ids += nb;
+  }
+  return 1;
+}
+
+/* The current batch with each request's last node grown by its new tokens; NULL when two
+ * requests ending at one node grew differently or the rule refuses (then plan anew). Only
+ * leaves grow, so the derived fields stay those of the previous batch but the requests'
+ * lengths: no finalize. */
+static av_workload_t *grown(const anvil_planner_t *pl, const int32_t *tokens) {
+  const av_workload_t *prev = pl->w->w;
+  av_workload_t *next = av_workload_clone(prev);
+  if (!next) return NULL;
+  for (int32_t r = 0; r < prev->n_requests; r++) {
+    int32_t u = prev->request_node[r];
+    next->nodes[u].kv_len_tokens = prev->nodes[u].kv_len_tokens + tokens[r] - pl->tokens[r];
+    next->request_kv_tokens[r] = prev->request_kv_tokens[r] + tokens[r] - pl->tokens[r];
+  }
+  /* Requests ending at one node must all have grown alike. */
+  int ok = 1;
+  for (int32_t r = 0; ok && r < prev->n_requests; r++) {
+    int32_t u = prev->request_node[r];
+    ok = next->nodes[u].kv_len_tokens - prev->nodes[u].kv_len_tokens == tokens[r] - pl->tokens[r];
+  }
+  if (!ok || !av_plan_reusable(prev, next)) {
+    av_workload_destroy(next);
+    return NULL;
+  }
+  return next;
+}
+
+/* Remembers the table the new plan was made for. */
+static int keep_table(anvil_planner_t *pl, const int32_t *table, int64_t stride,
+                      const int32_t *tokens, int32_t n, av_error_t *e) {
+  size_t total = 0;
+  for (int32_t r = 0; r < n; r++) total += (size_t)blocks_of(tokens[r], pl->block_size);
+  if (total > pl->cap_ids || !pl->ids) {
+    int32_t *p = realloc(pl->ids, (total ? total : 1) * sizeof *p);
+    if (!p) return av_error_set(e, AV_ERR_NOMEM, NULL, NULL, "out of memory");
+    pl->ids = p;
+    pl->cap_ids = total;
+  }
+  if ((size_t)n > pl->cap_tokens || !pl->tokens) {
+    int32_t *p = realloc(pl->tokens, (size_t)n * sizeof *p);
+    if (!p) return av_error_set(e, AV_ERR_NOMEM, NULL, NULL, "out of memory");
+    pl->tokens = p;
+    pl->cap_tokens = (size_t)n;
+  }
+  int32_t *ids = pl->ids;
+  for (int32_t r = 0; r < n; r++) {
+    int64_t nb = blocks_of(tokens[r], pl->block_size);
+    memcpy(ids, table + (int64_t)r * stride, (size_t)nb * sizeof *ids);
+    ids += nb;
+  }
+  memcpy(pl->tokens, tokens, (size_t)n * sizeof *tokens);
+  pl->n_requests = n;
+  return AV_OK;
+}
+
+static int plan_anew(anvil_planner_t *pl, const int32_t *table, int64_t stride,
+                     const int32_t *tokens, int32_t n, av_error_t *e) {
+  av_workload_t *w = NULL;
+  av_plan_t *p = NULL;
+  int rc = av__api_block_table(table, stride, tokens, n, pl->block_size, &pl->heads, &pl->buf,
+                               &w, e);
+  if (!rc) rc = av__api_plan_make(pl->t, w, pl->ops, &pl->sp, &p, e);
+  anvil_workload_t *wh = rc ? NULL : av__api_workload_wrap(w);
+  anvil_plan_t *ph = wh ? av__api_plan_wrap(p, wh) : NULL;
+  if (!rc && !ph) rc = av_error_set(e, AV_ERR_NOMEM, NULL, NULL, "out of memory");
+  if (!rc) rc = keep_table(pl, table, stride, tokens, n, e);
+  if (rc) {
+    if (!wh) av_workload_destroy(w);
+    if (!ph) av_plan_destroy(p);
+    anvil_plan_destroy(ph);
+    anvil_workload_destroy(wh);
+    pl->n_requests = 0;
+    return rc;
+  }
+  anvil_plan_destroy(pl->plan);
+  anvil_workload_destroy(pl->w);
+  pl->plan = ph;
+  pl->w = wh;
+  pl->planned++;
+  return AV_OK;
+}
+
+int anvil_planner_step(anvil_planner_t *pl, const int32_t *table, int64_t row_stride,
+                       const int32_t *kv_tokens, int32_t n_requests, int *reused,
+                       anvil_error_t *err) {
+  av_error_t e;
+  av_error_clear(&e);
+  int grew = 0;
+  if (reused) *reused = 0;
+  if (same_blocks(pl, table, row_stride, kv_tokens, n_requests, &grew)) {
+    av_workload_t *next = grew ? grown(pl, kv_tokens) : NULL;
+    if (!grew || next) {
+      if (next) {
+        /* The plan and the planner share the workload handle: grow both in place. */
+        av_plan_regrow(pl->plan->p, pl->w->w, next);
+        pl->plan->hash_stale = 1;
+        av_workload_destroy(pl->w->w);
+        pl->w->w = next;
+        memcpy(pl->tokens, kv_tokens, (size_t)n_requests * sizeof *kv_tokens);
+      }
+      pl->reused++;
+      if (reused) *reused = 1;
+      return AV_OK;
+    }
+  }
+  return av__api_error(err, &e, plan_anew(pl, table, row_stride, kv_tokens, n_requests, &e));
+}
+
+const anvil_plan_t *anvil_planner_plan(const anvil_planner_t *pl) { return pl->plan; }
+
+void anvil_planner_counts(const anvil_planner_t *pl, int64_t *planned, int64_t *reused) {
+  if (planned) *planned = pl->planned;
+  if (reused) *reused = pl->reused;
+}

@@ -1,0 +1,35 @@
+/* anvil's public C API: the stable surface for programs linking libanvil (pkg-config anvil,
+ * find_package(anvil)) and for the Python package built on it. Include this one header.
+ * Every object is an opaque handle with _create/_destroy; every fallible call returns an
+ * anvil_status_t and fills an optional anvil_error_t with the one line `anvil` prints. */
+#ifndef ANVIL_ANVIL_H
+#define ANVIL_ANVIL_H
+
+#define ANVIL_VERSION_MAJOR 0
+#define ANVIL_VERSION_MINOR 9
+#define ANVIL_VERSION_PATCH 0
+
+#include "anvil/error.h"
+#include "anvil/workload.h"
+#include "anvil/plan.h"
+#include "anvil/sim.h"
+#include "anvil/planner.h"
+#include "anvil/experiment.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "0.9.0". */
+const char *anvil_version(void);
+/* The directory anvil reads its data from (gpus/, kernels/variants.json, profiles/):
+ * $ANVIL_DATA_DIR, else <prefix>/share/anvil of an installed library, else the source tree
+ * of the build. Borrowed. */
+const char *anvil_data_dir(void);
+/* Frees text the API returned (JSON strings). NULL is a no-op. */
+void anvil_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,316 @@
+"""anvil from Python: plan prefix-shared decode attention batches, prove the plans exact,
+predict their time on a GPU spec, and run experiment files, over the C library's public API.
+
+    import numpy as np, anvil
+    table = np.array([[0, 1, 2, 3], [0, 1, 4, 5]], dtype=np.int32)   # block ids per request
+    batch = anvil.block_table(table, kv_lens=[60, 50], block_size=16)
+    plan = anvil.plan(batch, "profit_pack")
+    plan.check()
+    print(anvil.simulate(plan, gpu="H100-SXM").predicted_us)
+
+Mistakes in the input raise anvil.Error with the one-line message the `anvil` program prints.
+"""
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from . import _anvil
+from ._anvil import Error
+
+__all__ = ["Error", "Workload", "Plan", "Planner", "SimResult", "block_table", "levels",
+           "explicit", "random", "from_spec", "load_workload", "plan", "load_plan",
+           "plan_from_json", "simulate", "run_experiment", "exec", "data_dir", "schedulers", "cost_models",
+           "LAUNCH_DTYPE", "ITEM_DTYPE", "SEGMENT_DTYPE", "EVENT_DTYPE"]
+__version__ = _anvil.version
+
+# The public C structs of include/anvil/plan.h and sim.h, as numpy record types.
+LAUNCH_DTYPE = np.dtype([("stream", "i4"), ("kind", "i4"), ("m_rows", "i4"),
+                         ("n_tokens", "i4"), ("warps", "i4"), ("persistent_ctas", "i4"),
+                         ("n_items", "i4")])
+ITEM_DTYPE = np.dtype([("launch", "i4"), ("q_begin", "i4"), ("n_q", "i4"),
+                       ("seg_begin", "i4"), ("n_seg", "i4"), ("partial", "i4"),
+                       ("slot_begin", "i4"), ("cta", "i4"), ("order", "i4")])
+SEGMENT_DTYPE = np.dtype([("node", "i4"), ("pad_", "i4"), ("begin", "i8"), ("end", "i8")])
+EVENT_DTYPE = np.dtype([("item", "i4"), ("launch", "i4"), ("head", "i4"), ("sm", "i4"),
+                        ("start_us", "f8"), ("end_us", "f8")])
+KERNEL_KINDS = ("partial", "persistent", "decode", "merge")
+_DTYPES = {"fp16": 0, "bf16": 1}
+
+
+def data_dir() -> str:
+    """Where anvil reads GPU specs, the kernel variant table and profiles."""
+    return _anvil.data_dir()
+
+
+def _heads(heads, head_dim, dtype):
+    if heads is None and head_dim is None and dtype is None:
+        return None
+    q, kv = heads if heads is not None else (32, 8)
+    if dtype is not None and dtype not in _DTYPES:
+        raise ValueError(f"dtype {dtype!r}: expected one of {', '.join(_DTYPES)}")
+    return (int(q), int(kv), int(head_dim or 128), _DTYPES[dtype or "fp16"])
+
+
+def _assignments(params: dict) -> list:
+    """{"split": "fixed", "eq5": False} -> ["split=fixed", "eq5=false"]."""
+    out = []
+    for k, v in params.items():
+        if isinstance(v, bool):
+            v = "true" if v else "false"
+        out.append(f"{k}={v}")
+    return out
+
+
+class Workload:
+    """A decode batch: a forest of KV nodes, each request ending at one node."""
+
+    __slots__ = ("_w",)
+
+    def __init__(self, handle):
+        self._w = handle
+
+    @property
+    def info(self) -> dict:
+        return self._w.info()
+
+    @property
+    def requests(self) -> int:
+        return self._w.info()["requests"]
+
+    @property
+    def nodes(self) -> int:
+        return self._w.info()["nodes"]
+
+    def arrays(self) -> dict:
+        """parents, kv_lens (per node), request_node, request_kv_lens (per request)."""
+        par, lens, rn, rk = self._w.arrays()
+        return {"parents": np.frombuffer(par, np.int32), "kv_lens": np.frombuffer(lens, np.int64),
+                "request_node": np.frombuffer(rn, np.int32),
+                "request_kv_lens": np.frombuffer(rk, np.int64)}
+
+    def to_json(self) -> str:
+        return self._w.to_json()
+
+    def __repr__(self):
+        i = self.info
+        return (f"<anvil.Workload {i['requests']} requests, {i['nodes']} nodes, "
+                f"sharing {i['sharing_ratio']:.2f}>")
+
+
+def block_table(table, kv_lens, block_size: int = 16, heads=None, head_dim=None,
+                dtype=None) -> Workload:
+    """The batch of a vLLM-style block table: row r holds request r's block ids (padded),
+    of which the first ceil(kv_lens[r] / block_size) are used."""
+    t = np.ascontiguousarray(table, dtype=np.int32)
+    k = np.ascontiguousarray(kv_lens, dtype=np.int32)
+    if t.ndim == 1:
+        t = t.reshape(1, -1)
+    return Workload(_anvil.workload_from_block_table(t, k, int(block_size),
+                                                     _heads(heads, head_dim, dtype)))
+
+
+def levels(B, L, heads=None, head_dim=None, dtype=None) -> Workload:
+    """PAT/FastTree B/L notation: level i has B[i] nodes of L[i] tokens."""
+    return Workload(_anvil.workload_from_levels(np.ascontiguousarray(B, dtype=np.int64),
+                                                np.ascontiguousarray(L, dtype=np.int64),
+                                                _heads(heads, head_dim, dtype)))
+
+
+def explicit(parents, kv_lens, request_node, heads=None, head_dim=None, dtype=None) -> Workload:
+    """A forest given node by node (parents precede children, -1 for roots)."""
+    return Workload(_anvil.workload_from_explicit(
+        np.ascontiguousarray(parents, dtype=np.int32), np.ascontiguousarray(kv_lens, dtype=np.int64),
+        np.ascontiguousarray(request_node, dtype=np.int32), _heads(heads, head_dim, dtype)))
+
+
+def from_spec(spec, heads=None, head_dim=None, dtype=None, source: str = "workload") -> Workload:
+    """Any workload spec of docs/experiments.md, as a dict or JSON text."""
+    text = spec if isinstance(spec, str) else json.dumps(spec)
+    return Workload(_anvil.workload_from_json(text, source, _heads(heads, head_dim, dtype)))
+
+
+def random(seed: int, heads=None, head_dim=None, dtype=None, **spec) -> Workload:
+    """A seeded random forest ({"kind": "random"} keys: max_depth, max_requests, ...)."""
+    return from_spec({"kind": "random", "seed": seed, **spec}, heads, head_dim, dtype)
+
+
+def load_workload(path, heads=None, head_dim=None, dtype=None) -> Workload:
+    """A workload spec file (errors name the file as `anvil plan SPEC.json` does)."""
+    return Workload(_anvil.workload_load(str(path), _heads(heads, head_dim, dtype)))
+
+
+@functools.lru_cache(maxsize=32)
+def _target(gpu: str, cost_model: str, cost_params: tuple) -> _anvil.Target:
+    return _anvil.Target(gpu, cost_model, list(cost_params))
+
+
+def _target_of(gpu, cost_model, cost_params):
+    cp = tuple(_assignments(cost_params or {}))
+    return _target(str(gpu), cost_model, cp)
+
+
+class Plan:
+    """A scheduler's plan for one batch: launches, items, segments and merge lists."""
+
+    __slots__ = ("_p",)
+
+    def __init__(self, handle):
+        self._p = handle
+
+    def check(self) -> None:
+        """Prove the plan exact; raises anvil.Error naming the first offending item."""
+        self._p.check()
+
+    def reference(self, seed: int = 1, dim: int = 0, max_requests: int = 0) -> float:
+        """Run the plan in fp64 against direct attention; the largest relative error."""
+        return self._p.reference(seed, dim, max_requests)
+
+    def to_json(self) -> str:
+        """The file `anvil plan -o` writes, byte for byte."""
+        return self._p.to_json()
+
+    def tables(self) -> dict:
+        t = self._p.tables()
+        return {"launches": np.frombuffer(t["launches"], LAUNCH_DTYPE),
+                "items": np.frombuffer(t["items"], ITEM_DTYPE),
+                "item_queries": np.frombuffer(t["item_queries"], np.int32),
+                "segments": np.frombuffer(t["segments"], SEGMENT_DTYPE),
+                "merge_offsets": np.frombuffer(t["merge_offsets"], np.int32),
+                "merge_slots": np.frombuffer(t["merge_slots"], np.int32)}
+
+    @property
+    def launches(self) -> np.ndarray:
+        return self.tables()["launches"]
+
+    @property
+    def items(self) -> np.ndarray:
+        return self.tables()["items"]
+
+    @property
+    def segments(self) -> np.ndarray:
+        return self.tables()["segments"]
+
+    @property
+    def scheduler(self) -> str:
+        return self._p.scheduler
+
+    @property
+    def params(self) -> str:
+        return self._p.params
+
+    @property
+    def workload(self) -> Workload:
+        return Workload(self._p.workload)
+
+    def __repr__(self):
+        t = self._p.tables()
+        return (f"<anvil.Plan {self.scheduler} ({self.params or 'defaults'}): "
+                f"{len(t['items']) // ITEM_DTYPE.itemsize} items, "
+                f"{len(t['launches']) // LAUNCH_DTYPE.itemsize} launches>")
+
+
+def plan(batch: Workload, scheduler: str, gpu: str = "H200-SXM", cost_model: str = "roofline",
+         cost_params: Optional[dict] = None, **params) -> Plan:
+    """Plan `batch` with `scheduler` and its parameters (anvil list shows them)."""
+    t = _target_of(gpu, cost_model, cost_params)
+    return Plan(_anvil.plan(t, batch._w, scheduler, _assignments(params)))
+
+
+def load_plan(path) -> Plan:
+    """A plan file (indices range-checked; call check() to prove it exact)."""
+    return Plan(_anvil.plan_load(str(path)))
+
+
+def plan_from_json(text: str, source: str = "plan") -> Plan:
+    return Plan(_anvil.plan_from_json(text, source))
+
+
+@dataclass
+class SimResult:
+    predicted_us: float
+    partial_us: float
+    merge_us: float
+    floor_us: float
+    hbm_bytes: float
+    l2_bytes: float
+    achieved_bw_GBps: float
+    bubble_frac: float
+    timeline: Optional[np.ndarray] = None   # EVENT_DTYPE records, one per CTA
+
+    @property
+    def ratio_to_floor(self) -> float:
+        return self.predicted_us / self.floor_us if self.floor_us > 0 else 0.0
+
+
+def simulate(plan: Plan, gpu: str = "H200-SXM", cost_model: str = "roofline",
+             cost_params: Optional[dict] = None, model: str = "engine", timeline: bool = False,
+             chrome_trace: Optional[str] = None) -> SimResult:
+    """Predict the plan's time and bytes on a GPU spec (name or spec file path). With
+    timeline=True the result carries every CTA; chrome_trace writes a Perfetto file."""
+    t = _target_of(gpu, cost_model, cost_params)
+    r, events = _anvil.simulate(t, plan._p, model, bool(timeline),
+                                None if chrome_trace is None else str(chrome_trace))
+    tl = np.frombuffer(events, EVENT_DTYPE) if events is not None else None
+    return SimResult(timeline=tl, **r)
+
+
+def run_experiment(path, check: bool = True) -> list:
+    """`anvil run` without files: one dict per (GPU, batch, scheduler) row, the columns of
+    results.csv; pandas.DataFrame(rows) loads them. A row that fails alone is kept (status
+    "failed", its "error"), as `anvil run` keeps it; with check=True (the default) such a row
+    raises anvil.Error with the first failure's message, the rows in its .rows."""
+    text, failure = _anvil.run_experiment(str(path))
+    rows = json.loads(text)
+    if failure is not None and check:
+        failure.rows = rows
+        raise failure
+    return rows
+
+
+def schedulers() -> list:
+    """The registered schedulers' names."""
+    return _anvil.registry()[0]
+
+
+def cost_models() -> list:
+    """The registered cost models' names."""
+    return _anvil.registry()[1]
+
+
+class Planner(_anvil.Planner):
+    """Per-step planning for a serving loop: step(block_table, kv_lens) plans a decode step
+    (int32 arrays, the block table padded per request), reusing the previous plan while the
+    tree keeps its structure and only each request's last block fills up (PAT §5.1).
+    `plan` is the latest step's plan; `counts` is (planned, reused)."""
+
+    def __new__(cls, scheduler: str, gpu: str = "H200-SXM", cost_model: str = "roofline",
+                cost_params: Optional[dict] = None, block_size: int = 16, heads=None,
+                head_dim=None, dtype=None, **params):
+        t = _target_of(gpu, cost_model, cost_params)
+        return super().__new__(cls, t, scheduler, _assignments(params), int(block_size),
+                               _heads(heads, head_dim, dtype))
+
+    @property
+    def reuse_rate(self) -> float:
+        planned, reused = self.counts
+        return reused / (planned + reused) if planned + reused else 0.0
+
+    def current(self) -> Plan:
+        return Plan(self.plan)
+
+
+def exec(plan: Plan, q: Any = None, k_cache: Any = None, v_cache: Any = None,
+         block_table: Any = None, seed: int = 1, repeats: int = 20) -> dict:
+    """Run the plan on this machine's GPU (a CUDA build of the package) over a paged KV cache
+    of seeded random data, verified against fp64 attention and timed. Raises anvil.Error
+    (ANVIL_ERR_NODEVICE) on a build without CUDA or a machine without a GPU."""
+    if any(x is not None for x in (q, k_cache, v_cache, block_table)):
+        raise NotImplementedError(
+            "running a plan on caller tensors is not supported yet; exec(plan) runs it on the "
+            "executor's seeded paged cache and verifies it against fp64 attention")
+    return _anvil.exec_seeded(plan._p, seed, repeats)
