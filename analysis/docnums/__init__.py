@@ -1,0 +1,25 @@
+"""Generators of the numbers quoted in docs/*.md (scripts/doc_numbers.py writes and checks them).
+
+One module per doc topic; each public function takes the context (ctx.repo, ctx.path(...),
+ctx.repro_study(study)) and returns the text that goes between its markers in the doc."""
+import json
+
+
+class SkipBlock(Exception):
+    """Raised by a generator whose input is absent (a reproduction that was not run)."""
+
+
+def load_json(ctx, *parts):
+    with open(ctx.path(*parts), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def need_repro(ctx, study):
+    """out/<study>/ of a fresh ./scripts/reproduce, or SkipBlock when it was not run (unless
+    the check was asked to require it)."""
+    d = ctx.repro_study(study)
+    if d is None:
+        if getattr(ctx, "require_repro", False):
+            raise ValueError(f"no fresh reproduction of '{study}' under {ctx.repro}")
+        raise SkipBlock(study)
+    return d
