@@ -1,4 +1,4 @@
-/* The math ceiling of the m64 wgmma attention tile (issue 5, prefix16k's root): the kernels'
+/* The math ceiling of the m64 wgmma attention tile (prefix16k's root, docs/kernels.md): the kernels'
  * own QK^T, online softmax and PV (kernels/attn.cuh: wg_qk, tile_softmax_pv) on one K/V tile
  * that stays in shared memory, so no copy, page lookup or wait for data limits them. Each CTA
  * is one warpgroup of 64 query rows looping ITERS times over its tile, with the real kernel's
