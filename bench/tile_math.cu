@@ -7,7 +7,8 @@
  *   AHEAD  1: QK^T of the next tile issued before this tile's softmax (attn_item_wg's order);
  *   MODE   0: the kernels' softmax; 1: P = S packed with no softmax (the two GEMMs alone).
  * Prints TFLOP/s per configuration (4 * 64 * N * 128 FLOP per tile and warpgroup). What the
- * attention kernel gets on the same tile (prefix16k's root, alone) is in docs/gpu-notes.md.
+ * attention kernel gets on the same tile (prefix16k's root, alone) is in
+ * docs/kernels.md#targets-and-limits.
  * Build and run on the GPU machine:
  *   nvcc -O3 -std=c++17 -arch=sm_90a -I. bench/tile_math.cu -o tile_math && ./tile_math */
 #include <cstdio>
