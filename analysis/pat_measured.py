@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Measured H200 columns for PAT Figure 10 and Figure 12 (issue 7, studies 1-2).
+"""Measured H200 columns for PAT Figure 10 and Figure 12 (docs/reproductions.md).
 
 Reads results/h200/validation/pat/validation.csv, written by
-`anvil validate experiments/validate_pat.json --trace` on the H200 (docs/gpu-notes.md,
-2026-11-21, engineer "validate", device call 2 of 2): one row per (batch, heads, scheduler)
-with the measured kernel time `measured_us` (median of the repeats) next to the prediction.
+`anvil validate experiments/validate_pat.json --trace` on the H200 (that folder's README.md):
+one row per (batch, heads, scheduler) with the measured kernel time `measured_us` (median of
+the repeats) next to the prediction.
 
 Prints, per head configuration, every scheduler's measured latency normalised to PAT
 (`profit_pack`, label "pat") as a geometric mean over the 20 trees (PAT Fig. 10 style), the

@@ -103,6 +103,7 @@ def stats(rows):
         "worst_pair": f"{rows[worst]['batch']} / {rows[worst]['scheduler']}",
         "spearman": _spearman([r["predicted_us"] for r in rows],
                               [r["measured_us"] for r in rows]),
+        "median": statistics.median(r["predicted_us"] / r["measured_us"] for r in rows),
         "agree": agree, "regret_mean": 100 * statistics.fmean(regrets),
         "regret_max": 100 * max(regrets), "auto5": within,
     }
@@ -136,14 +137,15 @@ def results_table(ctx):
 
 
 def _compare_table(ctx, jobs, what):
-    head = ["GPU", "set", what, "MAPE", "Spearman ρ", "best-plan agreement",
-            "`auto` within 5 %"]
+    head = ["GPU", "set", what, "MAPE", "median predicted / measured", "Spearman ρ",
+            "best-plan agreement", "`auto` within 5 %"]
     lines = []
     for gpu, label, own, other, source in jobs:
         a, b = stats(_rows(ctx, own)), stats(_rows(ctx, other))
         n = a["batches"]
         lines.append([gpu, label, source.format(gpu=gpu),
                       f"{a['mape']:.1f} % → {b['mape']:.1f} %",
+                      f"{a['median']:.2f} → {b['median']:.2f}",
                       f"{a['spearman']:.3f} → {b['spearman']:.3f}",
                       f"{a['agree']} → {b['agree']} / {n}",
                       f"{a['auto5']} → {b['auto5']} / {n}"])
@@ -200,9 +202,9 @@ def worst_pairs_table(ctx):
         rows = sorted(_rows(ctx, rec), key=_ape, reverse=True)[:3]
         for r in rows:
             lines.append([gpu, label, r["batch"], "/".join(map(str, r["heads"])),
-                          f"`{r['scheduler']}`", str(r["ctas"]), f"{r['predicted_us']:.1f}",
+                          f"`{r['scheduler']}`", f"{r['predicted_us']:.1f}",
                           f"{r['measured_us']:.1f}", f"{100 * _ape(r):.0f} %"])
-    return _table(["GPU", "set", "batch", "heads", "scheduler", "CTAs", "predicted µs",
+    return _table(["GPU", "set", "batch", "heads", "scheduler", "predicted µs",
                    "measured µs", "APE"], lines)
 
 
@@ -248,3 +250,10 @@ def _value(spec, key):
     """A spec field, bare or as {"value": ..., "source": ...}."""
     v = spec.get(key)
     return v.get("value") if isinstance(v, dict) else v
+
+
+def occupancy_rows(ctx):
+    """Rows of the H200's occupancy table and how many of them cannot launch."""
+    rows = load_json(ctx, "tests", "data", "occupancy_h200.json")["rows"]
+    zero = sum(r["ctas_per_sm"] == 0 for r in rows)
+    return f"{len(rows)} rows, {zero} of them 0 = cannot launch"
