@@ -12,7 +12,7 @@ of scripts/transfer-records). A record that no longer reproduces means the simul
 scheduler, a profile or a spec changed what it predicts for measured plans: remake the
 records (docs/validation.md) or find the change. --quick skips records of more than 400 pairs
 (PAT's trees), so that CTest (`offline_records`) stays under a minute; the full check takes
-about two minutes on two cores.
+a few minutes on two cores.
 """
 import argparse
 import glob
