@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Measured H200 columns for PAT Figure 10 and Figure 12 (docs/reproductions.md, studies 1-2).
 
-Reads results/h200/validation/pat/validation.csv, the validation of record, written by
-`anvil validate experiments/validate_pat.json --trace` on the H200 (docs/validation.md): one
-row per (batch, heads, scheduler) with the measured kernel time `measured_us` (median of the
-repeats) next to the prediction. docs/reproductions.md quotes its numbers through
+Reads results/h200/validation/pat/validation.csv, written by
+`anvil validate experiments/validate_pat.json --trace` on the H200 (that folder's README.md):
+one row per (batch, heads, scheduler) with the measured kernel time `measured_us` (median of
+the repeats) next to the prediction. docs/reproductions.md quotes its numbers through
 analysis/docnums/reproductions.py, which calls load(), fig10_summary() and keys_for().
 
 Prints, per head configuration, every scheduler's measured latency normalised to PAT

@@ -244,8 +244,8 @@ static void details_path(const char *path, char *out, size_t n) {
   snprintf(out, n, "%.*s.details.json", (int)len, path);
 }
 
-/* The start cost from the profile's "start" key, else (profiles measured before session
- * 11) from the queue step in the details file next to it, else none; then the co-residency
+/* The start cost from the profile's "start" key, else (profiles measured without the start
+ * step) from the queue step in the details file next to it, else none; then the co-residency
  * curves discounted by it (profile_start.h). A details file that cannot be read is no start
  * cost; one whose queue key is malformed is an error naming it. */
 static int start_setup(profile_state_t *s, const av_cost_env_t *env, const char *path,

@@ -1,4 +1,4 @@
-/* Offline re-validation (docs/validation.md, "Re-predicting offline"): the measured times of a
+/* Offline re-validation (docs/validation.md#re-predicting-offline): the measured times of a
  * recorded `anvil validate` report stay as they are; every plan is made again from the
  * experiment (schedulers are deterministic, and none of them looks at the simulator except
  * `auto`), simulated with the current engine and spec, and the statistics are recomputed.

@@ -17,7 +17,7 @@
 
 extern const av_scheduler_ops_t av_sched_fixed_division;
 
-/* sm_90 fp16 d128 variants as ptxas reported them (kernels/variants.json, session 10),
+/* sm_90 fp16 d128 variants as ptxas reported them (kernels/variants.json of the m64 root kernels),
  * written out so the test does not depend on the build's table. Index 0 is the m64 root. */
 static av_variant_t table[] = {
     {.tile = {AV_KERNEL_PARTIAL, 64, 64, 4}, .head_dim = 128, .dtype = AV_DTYPE_FP16,
