@@ -106,7 +106,7 @@ static const profile_table_t *find_table(const profile_state_t *s, const av_tile
  * tables with their interpolation, curves, merge and start measurements. */
 static int profile_setup(av_profile_doc_t *d, const av_cost_env_t *env, int check_gpu,
                          const char *source, profile_state_t *s, av_error_t *err) {
-  /* A profile measured on one GPU is never applied to another (issue 5). */
+  /* A profile measured on one GPU is never applied to another. */
   if (check_gpu && strcmp(d->gpu, env->gpu->name) != 0)
     return av_error_set(err, AV_ERR_MISMATCH, source, "gpu",
                         "profile was measured on '%s' but the experiment's GPU is '%s'; "

@@ -19,7 +19,8 @@ CITING = ("README.md", "docs", "analysis", "scripts")
 TEXT_EXT = {".c", ".h", ".cu", ".cuh", ".py", ".md", ".json", ".txt", ".cmake", ".sh", ".in",
             ".csv", ".jsonl", ".toml", ".cfg", ".map", ".yml", ".yaml", ""}
 # Development-history words: the project names things by what they are.
-HISTORY = re.compile(r"\bsessions?\b|\bcall ?\d+\b|\bround ?\d+\b|\bissue ?\d+\b", re.I)
+HISTORY = re.compile(r"(?<!scope=\")\bsessions?\b|\bcall ?\d+\b|\bround ?\d+\b|\bissue ?\d+\b",
+                     re.I)  # pytest's fixture scope "session" is not history
 OUTSIDE_DESIGN = re.compile(r"\bDESIGN\.md\b")
 HISTORY_PATH = re.compile(r"^(s\d+(_\w+)?|session\w*|call\d*(_\w+)?|\w*_s\d+)$", re.I)
 SELF = "scripts/check_record.py"

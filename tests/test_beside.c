@@ -1,7 +1,8 @@
 /* launch=beside (node_naive / fixed_division; it implies tiles=per_shape): the largest tile's
  * pieces are a grid launched first on stream 0 and the smaller tiles persistent launches with
  * as many queues as fit in what the grid's CTAs leave on each SM. The case is the
- * B=[1,128] L=[16384,512] tree of issue 5 at heads 32/8: the root's 64-row pieces on the
+ * B=[1,128] L=[16384,512] tree (prefix16k, docs/kernels.md) at heads 32/8: the root's
+ * 64-row pieces on the
  * m64 grid, the 4-row leaves on m16 queues. With the sm_90a wgmma m64 tiles at 168 registers
  * (three to an SM), two root CTAs per SM leave a third of the registers and shared memory:
  * two m16 n32 CTAs (64 threads) or one m16 n64 CTA; at 190 registers nothing fits beside.

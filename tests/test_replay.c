@@ -157,7 +157,7 @@ START_TEST(replay_dispatch_terms) {
   remove(path);
   av_plan_destroy(p);
   av_workload_destroy(w);
-  /* two launches of 12 CTAs on one stream: the second starts at max(issue 4, 12 + gap) */
+  /* two launches of 12 CTAs on one stream: the second starts at max(its issue at 4, 12 + gap) */
   build(24, 1, 0, &w, &p);
   int32_t l1 = av_plan_add_launch(p, 0, &TILE, 0);
   ck_assert_int_eq(l1, 1);
