@@ -159,14 +159,14 @@ static int pair(octx_t *c, int bi, int si, const av_costmodel_t *cost, av_vseen_
     /* the same plan as an earlier row's: its measurement, as validate on the GPU does */
     x->batch = bi;
     x->sched = si;
-    x->floor_us = jnum(row, "floor_us");
+    av_workload_floor(b->w, &c->e->gpus[0], &x->floor);
     x->predicted_us = res.makespan_us;
     av_vrow_share(x, &c->rep.rows[sp->row[twin]]);
     snprintf(x->params, sizeof x->params, "%s", plan->params);
   } else if (!rc) {
     x->batch = bi;
     x->sched = si;
-    x->floor_us = jnum(row, "floor_us");
+    av_workload_floor(b->w, &c->e->gpus[0], &x->floor);
     x->predicted_us = res.makespan_us;
     x->measured_us = jnum(meas, "measured_us");
     x->min_us = jnum(meas, "measured_min_us");
