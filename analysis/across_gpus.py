@@ -2,7 +2,7 @@
 """Across GPUs (FlashForge §6.4): predicted latency of query-centric FlashDecoding and of
 greedy_division (FlashForge) for one batch on every GPU spec of the experiment, with the
 speedup per GPU, GPUs ordered by HBM bandwidth (the paper's claim is that the gap widens as
-bandwidth falls). The bandwidth is read back from the results as unique KV bytes / floor.
+bandwidth falls). The bandwidth is read back from the results as unique KV bytes / the floor's memory part.
 Reads the results of experiments/across_gpus.json; prints the speedup per GPU. With the H200
 measurement (results/h200/repro/across_gpus/validation.json, from
 results/h200/repro/run_repro.sh; --measured) the H200's measured latencies and speedup are
@@ -27,7 +27,7 @@ def per_gpu(doc, meas=None):
     out, measured = [], None
     for k in t:
         q, f = t[k][QC], t[k][FF]
-        out.append({"gpu": k[0], "bw": f["unique_kv_bytes"] / (f["floor_us"] * 1e3),
+        out.append({"gpu": k[0], "bw": f["unique_kv_bytes"] / (f["floor_mem_us"] * 1e3),
                     "qc_us": q["predicted_us"], "ff_us": f["predicted_us"],
                     "speedup": q["predicted_us"] / f["predicted_us"], "qc_dram": q["hbm_bytes"],
                     "qc_l2": q["l2_bytes"], "floor_us": f["floor_us"], "key": k})

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """FastTree's 15 kernel trees with heads (16,1), (32,8), (32,32): every scheduler's predicted
-time over the bandwidth floor (unique KV bytes / HBM bandwidth), one panel per head
+time over the roofline floor (the larger of unique KV bytes / HBM bandwidth and attention
+FLOPs / tensor rate), one panel per head
 configuration, log scale. Reads the results of experiments/fasttree.json; prints, per
 scheduler, the geometric-mean ratio to the floor and how often it is the fastest."""
 import os
@@ -58,7 +59,7 @@ def main():
         ax.grid(True, axis="y", which="both", alpha=0.3)
     axes[0, 0].legend(fontsize=7, ncol=4)
     axes[-1, 0].set_xlabel("FastTree tree id")
-    fig.suptitle(f"FastTree's 15 trees: predicted time / bandwidth floor ({common.footer(doc)})",
+    fig.suptitle(f"FastTree's 15 trees: predicted time / roofline floor ({common.footer(doc)})",
                  fontsize=10)
     common.save(fig, args.output)
     print(f"{summarize(doc)[1]} -> {args.output}")
