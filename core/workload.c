@@ -320,13 +320,22 @@ int av_workload_equal(const av_workload_t *a, const av_workload_t *b) {
   return 1;
 }
 
-/* FNV-1a over a fixed little-endian encoding, so the hash is the same on every machine. */
+/* FNV-1a over a fixed little-endian encoding, so the hash is the same on every machine.
+ * A zero byte only multiplies by the prime, so the high zero bytes of a small value are one
+ * multiplication by a power of it (mod 2^64, the same hash in fewer dependent steps). */
+static const uint64_t k_fnv_prime_pow[9] = {
+    0x0000000000000001ull, 0x00000100000001b3ull, 0x000366000002e329ull,
+    0x08a97b0004e7feabull, 0x9ffaac085635bc91ull, 0x0caee32a7d4f6a63ull,
+    0xdc966432edf1c639ull, 0xc5527b8a51d3d2dbull, 0x1efac7090aef4a21ull};
+
 static uint64_t fnv_u64(uint64_t h, uint64_t v) {
-  for (int i = 0; i < 8; i++) {
+  int n = 0; /* bytes up to the highest nonzero one */
+  for (uint64_t x = v; x; x >>= 8) n++;
+  for (int i = 0; i < n; i++) {
     h ^= (v >> (8 * i)) & 0xffu;
     h *= 0x100000001b3ull;
   }
-  return h;
+  return h * k_fnv_prime_pow[8 - n];
 }
 
 uint64_t av_workload_hash(const av_workload_t *w) {
