@@ -29,7 +29,9 @@ int av__api_block_table(const int32_t *table, int64_t row_stride, const int32_t 
                         "block size %d is out of range; expected a positive integer",
                         block_size);
   if (grow(&buf->counts, &buf->cap_counts, (size_t)n_requests, sizeof *buf->counts) ||
-      grow(&buf->last, &buf->cap_last, (size_t)n_requests, sizeof *buf->last))
+      grow(&buf->last, &buf->cap_last, (size_t)n_requests, sizeof *buf->last) ||
+      (buf->want_shared &&
+       grow(&buf->shared, &buf->cap_shared, (size_t)n_requests, sizeof *buf->shared)))
     return av_error_set(e, AV_ERR_NOMEM, "block_table", NULL, "out of memory");
   for (int32_t r = 0; r < n_requests; r++) {
     int64_t n = ((int64_t)kv_tokens[r] + block_size - 1) / block_size;
@@ -45,11 +47,13 @@ int av__api_block_table(const int32_t *table, int64_t row_stride, const int32_t 
     buf->last[r] = kv_tokens[r] - (int32_t)(n - 1) * block_size;
   }
   *out = av_workload_from_block_rows(table, row_stride, buf->counts, n_requests, block_size,
-                                     buf->last, heads, e);
+                                     buf->last, heads, buf->want_shared ? buf->shared : NULL,
+                                     e);
   return *out ? AV_OK : e->code ? e->code : AV_ERR_INTERNAL;
 }
 
 void av__api_bt_buf_free(av__api_bt_buf_t *buf) {
   free(buf->counts);
   free(buf->last);
+  free(buf->shared);
 }

@@ -23,8 +23,10 @@ struct anvil_planner {
   int block_size;
   av_heads_t heads;
   av__api_bt_buf_t buf;
-  /* The block table of the current plan: used ids, row after row, and token counts. */
-  int32_t *ids, *tokens;
+  /* The block table of the current plan, token counts and, per request, the blocks it
+   * shares with the previous one (same) and the ids of its other blocks, row after row:
+   * the shared ones are the previous row's, so they need no copy. */
+  int32_t *ids, *tokens, *same;
   size_t cap_ids, cap_tokens;
   int32_t n_requests;
   anvil_workload_t *w;   /* the current batch (the plan holds a reference too) */
@@ -43,6 +45,7 @@ int anvil_planner_create(anvil_target_t *t, const char *scheduler, const char *c
   pl->t = t;
   pl->block_size = block_size;
   pl->heads = av__api_heads(heads);
+  pl->buf.want_shared = 1;
   int rc = av__api_scheduler(scheduler, params, n_params, &pl->ops, &pl->sp, &e);
   if (rc) {
     anvil_planner_destroy(pl);
@@ -59,24 +62,29 @@ void anvil_planner_destroy(anvil_planner_t *pl) {
   av__api_bt_buf_free(&pl->buf);
   free(pl->ids);
   free(pl->tokens);
+  free(pl->same);
   free(pl);
 }
 
 static int64_t blocks_of(int32_t tokens, int bs) { return ((int64_t)tokens + bs - 1) / bs; }
 
-/* Is the table the current plan's with tokens grown inside each request's last block? */
+/* Is the table the current plan's with tokens grown inside each request's last block? Row
+ * r equals the kept one when its first same[r] ids are the (already checked) previous row's
+ * and the rest the kept ids: each row is read once, the previous one is still in cache. */
 static int same_blocks(const anvil_planner_t *pl, const int32_t *table, int64_t stride,
                        const int32_t *tokens, int32_t n, int *grew) {
   if (!pl->plan || n != pl->n_requests) return 0;
   const int32_t *ids = pl->ids;
   *grew = 0;
   for (int32_t r = 0; r < n; r++) {
-    int64_t nb = blocks_of(pl->tokens[r], pl->block_size);
+    int64_t nb = blocks_of(pl->tokens[r], pl->block_size), sh = pl->same[r];
+    const int32_t *row = table + (int64_t)r * stride;
     if (tokens[r] < pl->tokens[r] || blocks_of(tokens[r], pl->block_size) != nb ||
-        memcmp(ids, table + (int64_t)r * stride, (size_t)nb * sizeof *ids) != 0)
+        (sh && memcmp(row, row - stride, (size_t)sh * sizeof *row) != 0) ||
+        memcmp(ids, row + sh, (size_t)(nb - sh) * sizeof *ids) != 0)
       return 0;
     *grew |= tokens[r] != pl->tokens[r];
-    ids += nb;
+    ids += nb - sh;
   }
   return 1;
 }
@@ -107,30 +115,34 @@ static av_workload_t *grown(const anvil_planner_t *pl, const int32_t *tokens) {
   return next;
 }
 
-/* Remembers the table the new plan was made for. */
+/* Remembers the table the new plan was made for (pl->buf holds its block counts and the
+ * blocks each request shares with the previous one). */
 static int keep_table(anvil_planner_t *pl, const int32_t *table, int64_t stride,
                       const int32_t *tokens, int32_t n, av_error_t *e) {
+  const int32_t *nb = pl->buf.counts, *same = pl->buf.shared;
   size_t total = 0;
-  for (int32_t r = 0; r < n; r++) total += (size_t)blocks_of(tokens[r], pl->block_size);
+  for (int32_t r = 0; r < n; r++) total += (size_t)(nb[r] - same[r]);
   if (total > pl->cap_ids || !pl->ids) {
     int32_t *p = realloc(pl->ids, (total ? total : 1) * sizeof *p);
     if (!p) return av_error_set(e, AV_ERR_NOMEM, NULL, NULL, "out of memory");
     pl->ids = p;
     pl->cap_ids = total;
   }
-  if ((size_t)n > pl->cap_tokens || !pl->tokens) {
+  if ((size_t)n > pl->cap_tokens || !pl->tokens || !pl->same) {
     int32_t *p = realloc(pl->tokens, (size_t)n * sizeof *p);
-    if (!p) return av_error_set(e, AV_ERR_NOMEM, NULL, NULL, "out of memory");
-    pl->tokens = p;
+    if (p) pl->tokens = p;
+    int32_t *q = p ? realloc(pl->same, (size_t)n * sizeof *q) : NULL;
+    if (q) pl->same = q;
+    if (!p || !q) return av_error_set(e, AV_ERR_NOMEM, NULL, NULL, "out of memory");
     pl->cap_tokens = (size_t)n;
   }
   int32_t *ids = pl->ids;
   for (int32_t r = 0; r < n; r++) {
-    int64_t nb = blocks_of(tokens[r], pl->block_size);
-    memcpy(ids, table + (int64_t)r * stride, (size_t)nb * sizeof *ids);
-    ids += nb;
+    memcpy(ids, table + (int64_t)r * stride + same[r], (size_t)(nb[r] - same[r]) * sizeof *ids);
+    ids += nb[r] - same[r];
   }
   memcpy(pl->tokens, tokens, (size_t)n * sizeof *tokens);
+  memcpy(pl->same, same, (size_t)n * sizeof *same);
   pl->n_requests = n;
   return AV_OK;
 }

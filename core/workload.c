@@ -278,14 +278,22 @@ int av_workload_finalize(av_workload_t *w, av_error_t *err) {
   return av__workload_finalize(w, &loc);
 }
 
+/* A planner clones its batch at every reused decode step: the arrays are copied into fresh
+ * allocations, not first zeroed and initialised as av_workload_create does. */
 av_workload_t *av_workload_clone(const av_workload_t *w) {
   if (!w) return NULL;
-  av_workload_t *c = av_workload_create(w->n_nodes, w->n_requests);
+  av_workload_t *c = malloc(sizeof *c);
   if (!c) return NULL;
-  memcpy(c->name, w->name, sizeof c->name);
-  c->heads = w->heads;
-  c->block_size_tokens = w->block_size_tokens;
-  c->max_depth = w->max_depth;
+  *c = *w;
+  c->request_kv_tokens = NULL;
+  c->node_req_offsets = NULL;
+  c->node_reqs = NULL;
+  c->nodes = malloc((w->n_nodes ? (size_t)w->n_nodes : 1) * sizeof *c->nodes);
+  c->request_node = malloc((w->n_requests ? (size_t)w->n_requests : 1) * sizeof *c->request_node);
+  if (!c->nodes || !c->request_node) {
+    av_workload_destroy(c);
+    return NULL;
+  }
   memcpy(c->nodes, w->nodes, (size_t)w->n_nodes * sizeof *c->nodes);
   memcpy(c->request_node, w->request_node, (size_t)w->n_requests * sizeof *c->request_node);
   if (w->node_req_offsets && w->request_kv_tokens && w->node_reqs) {

@@ -204,6 +204,7 @@ static int build_trie(bt_t *b, const int32_t *n_blocks, int32_t n_req, int bs,
   int32_t longest = 0, *path = NULL;
   for (int32_t r = 0; r < n_req; r++) {
     b->same[r] = shared_with_previous(b->ids, n_blocks, r);
+    if (b->ids->shared) b->ids->shared[r] = b->same[r];
     fresh += n_blocks[r] - b->same[r];
     longest = n_blocks[r] > longest ? n_blocks[r] : longest;
   }
@@ -465,7 +466,8 @@ av_workload_t *av_workload_from_block_table(const int64_t *const *blocks,
 av_workload_t *av_workload_from_block_rows(const int32_t *table, int64_t row_stride,
                                            const int32_t *n_blocks, int32_t n_requests,
                                            int block_size, const int32_t *last_block_tokens,
-                                           const av_heads_t *heads, av_error_t *err) {
+                                           const av_heads_t *heads, int32_t *shared,
+                                           av_error_t *err) {
   av__wloc_t loc = {.source = NULL, .path = "", .err = err};
   av_heads_t hbuf;
   if (n_requests > 0 && (!table || !n_blocks)) {
@@ -478,7 +480,7 @@ av_workload_t *av_workload_from_block_rows(const int32_t *table, int64_t row_str
                    "but the rows hold %" PRId64, r, n_blocks[r], row_stride);
       return NULL;
     }
-  av__bt_ids_t ids = {.table = table, .stride = row_stride};
+  av__bt_ids_t ids = {.table = table, .stride = row_stride, .shared = shared};
   return av__workload_block_table(&ids, n_blocks, n_requests, block_size, last_block_tokens,
                                   av__heads_or_default(heads, &hbuf), &loc);
 }
