@@ -193,6 +193,13 @@ START_TEST(test_planner_steps) {
   table[1][2] = 77;   /* another block under request 1: the table changed */
   API_OK(anvil_planner_step(pl, &table[0][0], 5, kv, 4, &reused, &err), &err);
   ck_assert_int_eq(reused, 0);
+  /* Blocks request 3 shared with request 2 become its own: changed, then kept. */
+  table[3][0] = 50;
+  table[3][1] = 51;
+  for (int again = 0; again < 2; again++) {
+    API_OK(anvil_planner_step(pl, &table[0][0], 5, kv, 4, &reused, &err), &err);
+    ck_assert_int_eq(reused, again);
+  }
   ck_assert_int_eq(anvil_planner_step(pl, &table[0][0], 5, kv, 0, &reused, &err),
                    ANVIL_ERR_SCHEMA);
   anvil_planner_destroy(pl);
