@@ -83,8 +83,8 @@ int32_t av_plan_add_launch(av_plan_t *p, int32_t stream, const av_tile_t *tile,
 }
 
 /* Negative counts are refused like an allocation failure: nothing sensible can be stored.
- * Items carry a few queries and segments each, copied by plain loops (a memcpy call costs
- * more than the copy). */
+ * Items mostly carry a few queries and segments, copied by plain loops (a memcpy call costs
+ * more than such a copy); long query lists go through memcpy. */
 int32_t av_plan_add_item(av_plan_t *p, int32_t launch, const int32_t *queries, int32_t n_q,
                          const av_segment_t *segs, int32_t n_seg, av_output_t output,
                          int32_t cta, int32_t order) {
@@ -107,7 +107,10 @@ int32_t av_plan_add_item(av_plan_t *p, int32_t launch, const int32_t *queries, i
                     .order = order};
   int32_t *q = p->item_queries + q0;
   av_segment_t *sg = p->segments + s0;
-  for (int32_t k = 0; k < n_q; k++) q[k] = queries[k];
+  if (n_q > 8)
+    memcpy(q, queries, (size_t)n_q * sizeof *q);
+  else
+    for (int32_t k = 0; k < n_q; k++) q[k] = queries[k];
   for (int32_t k = 0; k < n_seg; k++) sg[k] = segs[k];
   p->n_item_queries = q0 + n_q;
   p->n_segments = s0 + n_seg;
