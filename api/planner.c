@@ -1,8 +1,9 @@
 /* Per-step planning (PAT §5.1 lazy update) for a serving loop. A step whose block table
  * keeps every request's block ids and block count, its tokens only growing, is a batch whose
- * tree keeps its structure: the planner then grows its previous workload's leaves instead of
- * rebuilding the radix tree, and keeps the plan if av_plan_reusable agrees. Any other step
- * builds the tree and plans anew. Buffers live from step to step. */
+ * tree keeps its structure: the planner then grows its workload's leaves and its plan in
+ * place instead of rebuilding the radix tree, when the lazy-update rule agrees
+ * (av_plan_grow_to). Any other step builds the tree and plans anew. Buffers live from step
+ * to step. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,8 @@ struct anvil_planner {
    * the shared ones are the previous row's, so they need no copy. */
   int32_t *ids, *tokens, *same;
   size_t cap_ids, cap_tokens;
+  int64_t *grow;         /* per node of the current batch: av_plan_grow_to's scratch */
+  size_t cap_grow;
   int32_t n_requests;
   anvil_workload_t *w;   /* the current batch (the plan holds a reference too) */
   anvil_plan_t *plan;
@@ -63,6 +66,7 @@ void anvil_planner_destroy(anvil_planner_t *pl) {
   free(pl->ids);
   free(pl->tokens);
   free(pl->same);
+  free(pl->grow);
   free(pl);
 }
 
@@ -87,32 +91,6 @@ static int same_blocks(const anvil_planner_t *pl, const int32_t *table, int64_t 
     ids += nb - sh;
   }
   return 1;
-}
-
-/* The current batch with each request's last node grown by its new tokens; NULL when two
- * requests ending at one node grew differently or the rule refuses (then plan anew). Only
- * leaves grow, so the derived fields stay those of the previous batch but the requests'
- * lengths: no finalize. */
-static av_workload_t *grown(const anvil_planner_t *pl, const int32_t *tokens) {
-  const av_workload_t *prev = pl->w->w;
-  av_workload_t *next = av_workload_clone(prev);
-  if (!next) return NULL;
-  for (int32_t r = 0; r < prev->n_requests; r++) {
-    int32_t u = prev->request_node[r];
-    next->nodes[u].kv_len_tokens = prev->nodes[u].kv_len_tokens + tokens[r] - pl->tokens[r];
-    next->request_kv_tokens[r] = prev->request_kv_tokens[r] + tokens[r] - pl->tokens[r];
-  }
-  /* Requests ending at one node must all have grown alike. */
-  int ok = 1;
-  for (int32_t r = 0; ok && r < prev->n_requests; r++) {
-    int32_t u = prev->request_node[r];
-    ok = next->nodes[u].kv_len_tokens - prev->nodes[u].kv_len_tokens == tokens[r] - pl->tokens[r];
-  }
-  if (!ok || !av_plan_reusable(prev, next)) {
-    av_workload_destroy(next);
-    return NULL;
-  }
-  return next;
 }
 
 /* Remembers the table the new plan was made for (pl->buf holds its block counts and the
@@ -145,6 +123,22 @@ static int keep_table(anvil_planner_t *pl, const int32_t *table, int64_t stride,
   memcpy(pl->same, same, (size_t)n * sizeof *same);
   pl->n_requests = n;
   return AV_OK;
+}
+
+/* The step's requests grew inside their last blocks: the batch (whose handle the plan
+ * shares) and the plan grow in place when the lazy-update rule allows it. */
+static int grow_leaves(anvil_planner_t *pl, const int32_t *tokens) {
+  av_workload_t *w = pl->w->w;
+  if ((size_t)w->n_nodes > pl->cap_grow || !pl->grow) {
+    int64_t *g = realloc(pl->grow, (size_t)w->n_nodes * sizeof *g);
+    if (!g) return 0; /* plan anew, which reports the shortage */
+    pl->grow = g;
+    pl->cap_grow = (size_t)w->n_nodes;
+  }
+  if (!av_plan_grow_to(pl->plan->p, w, tokens, pl->grow)) return 0;
+  pl->plan->hash_stale = 1;
+  memcpy(pl->tokens, tokens, (size_t)w->n_requests * sizeof *tokens);
+  return 1;
 }
 
 static int plan_anew(anvil_planner_t *pl, const int32_t *table, int64_t stride,
@@ -181,21 +175,11 @@ int anvil_planner_step(anvil_planner_t *pl, const int32_t *table, int64_t row_st
   av_error_clear(&e);
   int grew = 0;
   if (reused) *reused = 0;
-  if (same_blocks(pl, table, row_stride, kv_tokens, n_requests, &grew)) {
-    av_workload_t *next = grew ? grown(pl, kv_tokens) : NULL;
-    if (!grew || next) {
-      if (next) {
-        /* The plan and the planner share the workload handle: grow both in place. */
-        av_plan_regrow(pl->plan->p, pl->w->w, next);
-        pl->plan->hash_stale = 1;
-        av_workload_destroy(pl->w->w);
-        pl->w->w = next;
-        memcpy(pl->tokens, kv_tokens, (size_t)n_requests * sizeof *kv_tokens);
-      }
-      pl->reused++;
-      if (reused) *reused = 1;
-      return AV_OK;
-    }
+  if (same_blocks(pl, table, row_stride, kv_tokens, n_requests, &grew) &&
+      (!grew || grow_leaves(pl, kv_tokens))) {
+    pl->reused++;
+    if (reused) *reused = 1;
+    return AV_OK;
   }
   return av__api_error(err, &e, plan_anew(pl, table, row_stride, kv_tokens, n_requests, &e));
 }
