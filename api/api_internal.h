@@ -56,10 +56,10 @@ int av__api_target_cost(anvil_target_t *t, const av_heads_t *h, av_costmodel_t *
 
 /* Scratch of the block-table conversion, grown as needed and kept by its owner. */
 typedef struct av__api_bt_buf {
-  int64_t *ids;
-  int64_t **rows;
   int32_t *counts, *last;
-  size_t cap_ids, cap_req, cap_counts, cap_last;
+  int32_t *shared;       /* with want_shared: blocks each request shares with the previous */
+  size_t cap_counts, cap_last, cap_shared;
+  int want_shared;
 } av__api_bt_buf_t;
 /* The public block table (anvil_workload_from_block_table) as a workload. */
 int av__api_block_table(const int32_t *table, int64_t row_stride, const int32_t *kv_tokens,

@@ -1,7 +1,7 @@
 /* The serving engines' block table (a padded row of int32 block ids per request plus its
- * token count) as the library's builder takes it: int64 id lists and the tokens used of
- * each request's last block. The buffers are the caller's, so a planner keeps them between
- * steps. */
+ * token count) as the library's builder takes it: the rows read in place, with the blocks
+ * used and the tokens used of each request's last block. The buffers are the caller's, so a
+ * planner keeps them between steps. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -28,7 +28,11 @@ int av__api_block_table(const int32_t *table, int64_t row_stride, const int32_t 
     return av_error_set(e, AV_ERR_RANGE, "block_table", "block_size",
                         "block size %d is out of range; expected a positive integer",
                         block_size);
-  int64_t total = 0;
+  if (grow(&buf->counts, &buf->cap_counts, (size_t)n_requests, sizeof *buf->counts) ||
+      grow(&buf->last, &buf->cap_last, (size_t)n_requests, sizeof *buf->last) ||
+      (buf->want_shared &&
+       grow(&buf->shared, &buf->cap_shared, (size_t)n_requests, sizeof *buf->shared)))
+    return av_error_set(e, AV_ERR_NOMEM, "block_table", NULL, "out of memory");
   for (int32_t r = 0; r < n_requests; r++) {
     int64_t n = ((int64_t)kv_tokens[r] + block_size - 1) / block_size;
     if (kv_tokens[r] < 1 || n > row_stride) {
@@ -39,30 +43,17 @@ int av__api_block_table(const int32_t *table, int64_t row_stride, const int32_t 
                           (int)kv_tokens[r], (long long)row_stride * block_size,
                           (long long)row_stride, block_size);
     }
-    total += n;
+    buf->counts[r] = (int32_t)n;
+    buf->last[r] = kv_tokens[r] - (int32_t)(n - 1) * block_size;
   }
-  if (grow(&buf->ids, &buf->cap_ids, (size_t)total, sizeof *buf->ids) ||
-      grow(&buf->rows, &buf->cap_req, (size_t)n_requests, sizeof *buf->rows) ||
-      grow(&buf->counts, &buf->cap_counts, (size_t)n_requests, sizeof *buf->counts) ||
-      grow(&buf->last, &buf->cap_last, (size_t)n_requests, sizeof *buf->last))
-    return av_error_set(e, AV_ERR_NOMEM, "block_table", NULL, "out of memory");
-  int64_t *id = buf->ids;
-  for (int32_t r = 0; r < n_requests; r++) {
-    int32_t n = (int32_t)(((int64_t)kv_tokens[r] + block_size - 1) / block_size);
-    const int32_t *row = table + (int64_t)r * row_stride;
-    buf->rows[r] = id;
-    for (int32_t j = 0; j < n; j++) *id++ = row[j];
-    buf->counts[r] = n;
-    buf->last[r] = kv_tokens[r] - (n - 1) * block_size;
-  }
-  *out = av_workload_from_block_table((const int64_t *const *)buf->rows, buf->counts,
-                                      n_requests, block_size, buf->last, heads, e);
+  *out = av_workload_from_block_rows(table, row_stride, buf->counts, n_requests, block_size,
+                                     buf->last, heads, buf->want_shared ? buf->shared : NULL,
+                                     e);
   return *out ? AV_OK : e->code ? e->code : AV_ERR_INTERNAL;
 }
 
 void av__api_bt_buf_free(av__api_bt_buf_t *buf) {
-  free(buf->ids);
-  free(buf->rows);
   free(buf->counts);
   free(buf->last);
+  free(buf->shared);
 }

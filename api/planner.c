@@ -1,8 +1,9 @@
 /* Per-step planning (PAT §5.1 lazy update) for a serving loop. A step whose block table
  * keeps every request's block ids and block count, its tokens only growing, is a batch whose
- * tree keeps its structure: the planner then grows its previous workload's leaves instead of
- * rebuilding the radix tree, and keeps the plan if av_plan_reusable agrees. Any other step
- * builds the tree and plans anew. Buffers live from step to step. */
+ * tree keeps its structure: the planner then grows its workload's leaves and its plan in
+ * place instead of rebuilding the radix tree, when the lazy-update rule agrees
+ * (av_plan_grow_to). Any other step builds the tree and plans anew. Buffers live from step
+ * to step. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,9 +24,13 @@ struct anvil_planner {
   int block_size;
   av_heads_t heads;
   av__api_bt_buf_t buf;
-  /* The block table of the current plan: used ids, row after row, and token counts. */
-  int32_t *ids, *tokens;
+  /* The block table of the current plan, token counts and, per request, the blocks it
+   * shares with the previous one (same) and the ids of its other blocks, row after row:
+   * the shared ones are the previous row's, so they need no copy. */
+  int32_t *ids, *tokens, *same;
   size_t cap_ids, cap_tokens;
+  int64_t *grow;         /* per node of the current batch: av_plan_grow_to's scratch */
+  size_t cap_grow;
   int32_t n_requests;
   anvil_workload_t *w;   /* the current batch (the plan holds a reference too) */
   anvil_plan_t *plan;
@@ -43,6 +48,7 @@ int anvil_planner_create(anvil_target_t *t, const char *scheduler, const char *c
   pl->t = t;
   pl->block_size = block_size;
   pl->heads = av__api_heads(heads);
+  pl->buf.want_shared = 1;
   int rc = av__api_scheduler(scheduler, params, n_params, &pl->ops, &pl->sp, &e);
   if (rc) {
     anvil_planner_destroy(pl);
@@ -59,80 +65,80 @@ void anvil_planner_destroy(anvil_planner_t *pl) {
   av__api_bt_buf_free(&pl->buf);
   free(pl->ids);
   free(pl->tokens);
+  free(pl->same);
+  free(pl->grow);
   free(pl);
 }
 
 static int64_t blocks_of(int32_t tokens, int bs) { return ((int64_t)tokens + bs - 1) / bs; }
 
-/* Is the table the current plan's with tokens grown inside each request's last block? */
+/* Is the table the current plan's with tokens grown inside each request's last block? Row
+ * r equals the kept one when its first same[r] ids are the (already checked) previous row's
+ * and the rest the kept ids: each row is read once, the previous one is still in cache. */
 static int same_blocks(const anvil_planner_t *pl, const int32_t *table, int64_t stride,
                        const int32_t *tokens, int32_t n, int *grew) {
   if (!pl->plan || n != pl->n_requests) return 0;
   const int32_t *ids = pl->ids;
   *grew = 0;
   for (int32_t r = 0; r < n; r++) {
-    int64_t nb = blocks_of(pl->tokens[r], pl->block_size);
+    int64_t nb = blocks_of(pl->tokens[r], pl->block_size), sh = pl->same[r];
+    const int32_t *row = table + (int64_t)r * stride;
     if (tokens[r] < pl->tokens[r] || blocks_of(tokens[r], pl->block_size) != nb ||
-        memcmp(ids, table + (int64_t)r * stride, (size_t)nb * sizeof *ids) != 0)
+        (sh && memcmp(row, row - stride, (size_t)sh * sizeof *row) != 0) ||
+        memcmp(ids, row + sh, (size_t)(nb - sh) * sizeof *ids) != 0)
       return 0;
     *grew |= tokens[r] != pl->tokens[r];
-    ids += nb;
+    ids += nb - sh;
   }
   return 1;
 }
 
-/* The current batch with each request's last node grown by its new tokens; NULL when two
- * requests ending at one node grew differently or the rule refuses (then plan anew). Only
- * leaves grow, so the derived fields stay those of the previous batch but the requests'
- * lengths: no finalize. */
-static av_workload_t *grown(const anvil_planner_t *pl, const int32_t *tokens) {
-  const av_workload_t *prev = pl->w->w;
-  av_workload_t *next = av_workload_clone(prev);
-  if (!next) return NULL;
-  for (int32_t r = 0; r < prev->n_requests; r++) {
-    int32_t u = prev->request_node[r];
-    next->nodes[u].kv_len_tokens = prev->nodes[u].kv_len_tokens + tokens[r] - pl->tokens[r];
-    next->request_kv_tokens[r] = prev->request_kv_tokens[r] + tokens[r] - pl->tokens[r];
-  }
-  /* Requests ending at one node must all have grown alike. */
-  int ok = 1;
-  for (int32_t r = 0; ok && r < prev->n_requests; r++) {
-    int32_t u = prev->request_node[r];
-    ok = next->nodes[u].kv_len_tokens - prev->nodes[u].kv_len_tokens == tokens[r] - pl->tokens[r];
-  }
-  if (!ok || !av_plan_reusable(prev, next)) {
-    av_workload_destroy(next);
-    return NULL;
-  }
-  return next;
-}
-
-/* Remembers the table the new plan was made for. */
+/* Remembers the table the new plan was made for (pl->buf holds its block counts and the
+ * blocks each request shares with the previous one). */
 static int keep_table(anvil_planner_t *pl, const int32_t *table, int64_t stride,
                       const int32_t *tokens, int32_t n, av_error_t *e) {
+  const int32_t *nb = pl->buf.counts, *same = pl->buf.shared;
   size_t total = 0;
-  for (int32_t r = 0; r < n; r++) total += (size_t)blocks_of(tokens[r], pl->block_size);
+  for (int32_t r = 0; r < n; r++) total += (size_t)(nb[r] - same[r]);
   if (total > pl->cap_ids || !pl->ids) {
     int32_t *p = realloc(pl->ids, (total ? total : 1) * sizeof *p);
     if (!p) return av_error_set(e, AV_ERR_NOMEM, NULL, NULL, "out of memory");
     pl->ids = p;
     pl->cap_ids = total;
   }
-  if ((size_t)n > pl->cap_tokens || !pl->tokens) {
+  if ((size_t)n > pl->cap_tokens || !pl->tokens || !pl->same) {
     int32_t *p = realloc(pl->tokens, (size_t)n * sizeof *p);
-    if (!p) return av_error_set(e, AV_ERR_NOMEM, NULL, NULL, "out of memory");
-    pl->tokens = p;
+    if (p) pl->tokens = p;
+    int32_t *q = p ? realloc(pl->same, (size_t)n * sizeof *q) : NULL;
+    if (q) pl->same = q;
+    if (!p || !q) return av_error_set(e, AV_ERR_NOMEM, NULL, NULL, "out of memory");
     pl->cap_tokens = (size_t)n;
   }
   int32_t *ids = pl->ids;
   for (int32_t r = 0; r < n; r++) {
-    int64_t nb = blocks_of(tokens[r], pl->block_size);
-    memcpy(ids, table + (int64_t)r * stride, (size_t)nb * sizeof *ids);
-    ids += nb;
+    memcpy(ids, table + (int64_t)r * stride + same[r], (size_t)(nb[r] - same[r]) * sizeof *ids);
+    ids += nb[r] - same[r];
   }
   memcpy(pl->tokens, tokens, (size_t)n * sizeof *tokens);
+  memcpy(pl->same, same, (size_t)n * sizeof *same);
   pl->n_requests = n;
   return AV_OK;
+}
+
+/* The step's requests grew inside their last blocks: the batch (whose handle the plan
+ * shares) and the plan grow in place when the lazy-update rule allows it. */
+static int grow_leaves(anvil_planner_t *pl, const int32_t *tokens) {
+  av_workload_t *w = pl->w->w;
+  if ((size_t)w->n_nodes > pl->cap_grow || !pl->grow) {
+    int64_t *g = realloc(pl->grow, (size_t)w->n_nodes * sizeof *g);
+    if (!g) return 0; /* plan anew, which reports the shortage */
+    pl->grow = g;
+    pl->cap_grow = (size_t)w->n_nodes;
+  }
+  if (!av_plan_grow_to(pl->plan->p, w, tokens, pl->grow)) return 0;
+  pl->plan->hash_stale = 1;
+  memcpy(pl->tokens, tokens, (size_t)w->n_requests * sizeof *tokens);
+  return 1;
 }
 
 static int plan_anew(anvil_planner_t *pl, const int32_t *table, int64_t stride,
@@ -169,21 +175,11 @@ int anvil_planner_step(anvil_planner_t *pl, const int32_t *table, int64_t row_st
   av_error_clear(&e);
   int grew = 0;
   if (reused) *reused = 0;
-  if (same_blocks(pl, table, row_stride, kv_tokens, n_requests, &grew)) {
-    av_workload_t *next = grew ? grown(pl, kv_tokens) : NULL;
-    if (!grew || next) {
-      if (next) {
-        /* The plan and the planner share the workload handle: grow both in place. */
-        av_plan_regrow(pl->plan->p, pl->w->w, next);
-        pl->plan->hash_stale = 1;
-        av_workload_destroy(pl->w->w);
-        pl->w->w = next;
-        memcpy(pl->tokens, kv_tokens, (size_t)n_requests * sizeof *kv_tokens);
-      }
-      pl->reused++;
-      if (reused) *reused = 1;
-      return AV_OK;
-    }
+  if (same_blocks(pl, table, row_stride, kv_tokens, n_requests, &grew) &&
+      (!grew || grow_leaves(pl, kv_tokens))) {
+    pl->reused++;
+    if (reused) *reused = 1;
+    return AV_OK;
   }
   return av__api_error(err, &e, plan_anew(pl, table, row_stride, kv_tokens, n_requests, &e));
 }

@@ -207,16 +207,39 @@ json_t *av_params_to_json(const av_params_t *p) {
   return o;
 }
 
+/* Every plan records its parameters, so this runs per plan: values are written directly,
+ * and only reals go through Jansson (the text JSON gives them). */
 void av_params_format(const av_params_t *p, char *out, size_t size) {
   size_t used = 0;
   if (size) out[0] = '\0';
   for (int i = 0; i < p->n && used < size; i++) {
-    json_t *v = value_json(p, i);
-    char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-    const char *s = json_is_string(v) ? json_string_value(v) : (t ? t : "?");
-    used += (size_t)snprintf(out + used, size - used, "%s%s=%s", i ? "," : "",
-                             p->defs[i].name, s);
+    char num[32], *t = NULL;
+    const char *s = num;
+    switch (p->defs[i].type) {
+      case AV_PARAM_INT: snprintf(num, sizeof num, "%lld", (long long)llround(p->num[i])); break;
+      case AV_PARAM_BOOL: s = p->num[i] != 0.0 ? "true" : "false"; break;
+      case AV_PARAM_ENUM: s = p->defs[i].choices[(int)p->num[i]]; break;
+      case AV_PARAM_STRING: s = p->text[(int)p->num[i]]; break;
+      case AV_PARAM_DOUBLE: {
+        json_t *v = value_json(p, i);
+        t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        s = t ? t : "?";
+        json_decref(v);
+        break;
+      }
+      default: s = "null";
+    }
+    size_t k = strlen(p->defs[i].name), m = strlen(s);
+    if (used + (i > 0) + k + 1 + m < size) { /* fits: copy (snprintf's result, faster) */
+      if (i) out[used++] = ',';
+      memcpy(out + used, p->defs[i].name, k);
+      out[used + k] = '=';
+      memcpy(out + used + k + 1, s, m + 1);
+      used += k + 1 + m;
+    } else {
+      used += (size_t)snprintf(out + used, size - used, "%s%s=%s", i ? "," : "",
+                               p->defs[i].name, s);
+    }
     free(t);
-    json_decref(v);
   }
 }

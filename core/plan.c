@@ -82,32 +82,38 @@ int32_t av_plan_add_launch(av_plan_t *p, int32_t stream, const av_tile_t *tile,
   return p->n_launches++;
 }
 
-/* Negative counts are refused like an allocation failure: nothing sensible can be stored. */
+/* Negative counts are refused like an allocation failure: nothing sensible can be stored.
+ * Items mostly carry a few queries and segments, copied by plain loops (a memcpy call costs
+ * more than such a copy); long query lists go through memcpy. */
 int32_t av_plan_add_item(av_plan_t *p, int32_t launch, const int32_t *queries, int32_t n_q,
                          const av_segment_t *segs, int32_t n_seg, av_output_t output,
                          int32_t cta, int32_t order) {
   if (n_q < 0 || n_seg < 0) return -1;
   if (output == AV_OUT_PARTIAL && (int64_t)p->n_slots + n_q > INT32_MAX) return -1;
-  if (grow((void **)&p->items, &p->cap_items, p->n_items, 1, sizeof *p->items) ||
-      grow((void **)&p->item_queries, &p->cap_item_queries, p->n_item_queries, n_q,
-           sizeof *p->item_queries) ||
-      grow((void **)&p->segments, &p->cap_segments, p->n_segments, n_seg,
-           sizeof *p->segments))
-    return -1;
+  if (p->n_items >= p->cap_items || (int64_t)p->n_item_queries + n_q > p->cap_item_queries ||
+      (int64_t)p->n_segments + n_seg > p->cap_segments) {
+    if (grow((void **)&p->items, &p->cap_items, p->n_items, 1, sizeof *p->items) ||
+        grow((void **)&p->item_queries, &p->cap_item_queries, p->n_item_queries, n_q,
+             sizeof *p->item_queries) ||
+        grow((void **)&p->segments, &p->cap_segments, p->n_segments, n_seg,
+             sizeof *p->segments))
+      return -1;
+  }
+  int32_t q0 = p->n_item_queries, s0 = p->n_segments;
   av_item_t *it = &p->items[p->n_items];
-  it->launch = launch;
-  it->q_begin = p->n_item_queries;
-  it->n_q = n_q;
-  it->seg_begin = p->n_segments;
-  it->n_seg = n_seg;
-  it->output = output;
-  it->slot_begin = output == AV_OUT_PARTIAL ? p->n_slots : -1;
-  it->cta = cta;
-  it->order = order;
-  if (n_q) memcpy(p->item_queries + p->n_item_queries, queries, (size_t)n_q * sizeof *queries);
-  if (n_seg) memcpy(p->segments + p->n_segments, segs, (size_t)n_seg * sizeof *segs);
-  p->n_item_queries += n_q;
-  p->n_segments += n_seg;
+  *it = (av_item_t){.launch = launch, .q_begin = q0, .n_q = n_q, .seg_begin = s0,
+                    .n_seg = n_seg, .output = output,
+                    .slot_begin = output == AV_OUT_PARTIAL ? p->n_slots : -1, .cta = cta,
+                    .order = order};
+  int32_t *q = p->item_queries + q0;
+  av_segment_t *sg = p->segments + s0;
+  if (n_q > 8)
+    memcpy(q, queries, (size_t)n_q * sizeof *q);
+  else
+    for (int32_t k = 0; k < n_q; k++) q[k] = queries[k];
+  for (int32_t k = 0; k < n_seg; k++) sg[k] = segs[k];
+  p->n_item_queries = q0 + n_q;
+  p->n_segments = s0 + n_seg;
   if (output == AV_OUT_PARTIAL) p->n_slots += n_q;
   return p->n_items++;
 }
@@ -115,31 +121,25 @@ int32_t av_plan_add_item(av_plan_t *p, int32_t launch, const int32_t *queries, i
 /* Merge lists in slot order: a counting sort of the slots by owning request. Slots whose
  * owner is out of range are left out here; the checker reports them. */
 static int default_merge(av_plan_t *p, av_error_t *err) {
-  int32_t nr = p->n_requests;
-  int32_t *off = calloc((size_t)nr + 1, sizeof *off);
-  int32_t *slots = malloc(((size_t)p->n_slots + 1) * sizeof *slots);
+  int32_t nr = p->n_requests, ns = p->n_slots;
+  const int32_t *owner = p->slot_request;
+  int32_t *off = calloc(2 * ((size_t)nr + 1), sizeof *off), *fill = off + nr + 1;
+  int32_t *slots = malloc(((size_t)ns + 1) * sizeof *slots);
   if (!off || !slots) {
     free(off);
     free(slots);
     return av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory finalizing the plan");
   }
-  for (int32_t s = 0; s < p->n_slots; s++) {
-    int32_t r = p->slot_request[s];
+  for (int32_t s = 0; s < ns; s++) {
+    int32_t r = owner[s];
     if (r >= 0 && r < nr) off[r + 1]++;
   }
   for (int32_t r = 0; r < nr; r++) off[r + 1] += off[r];
-  int32_t *fill = malloc(((size_t)nr + 1) * sizeof *fill);
-  if (!fill) {
-    free(off);
-    free(slots);
-    return av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory finalizing the plan");
-  }
-  memcpy(fill, off, ((size_t)nr + 1) * sizeof *fill);
-  for (int32_t s = 0; s < p->n_slots; s++) {
-    int32_t r = p->slot_request[s];
+  memcpy(fill, off, (size_t)nr * sizeof *fill);
+  for (int32_t s = 0; s < ns; s++) {
+    int32_t r = owner[s];
     if (r >= 0 && r < nr) slots[fill[r]++] = s;
   }
-  free(fill);
   free(p->merge_offsets);
   free(p->merge_slots);
   p->merge_offsets = off;
@@ -150,19 +150,25 @@ static int default_merge(av_plan_t *p, av_error_t *err) {
 /* Idempotent: derived arrays are rebuilt from the items each time. Out-of-range indices are
  * tolerated (and left for av_plan_check to name), so a broken plan can still be inspected. */
 int av_plan_finalize(av_plan_t *p, av_error_t *err) {
-  for (int32_t l = 0; l < p->n_launches; l++) p->launches[l].n_items = 0;
-  for (int32_t i = 0; i < p->n_items; i++) {
-    int32_t l = p->items[i].launch;
-    if (l >= 0 && l < p->n_launches) p->launches[l].n_items++;
+  int32_t nl = p->n_launches, ni = p->n_items, ns = p->n_slots;
+  av_launch_t *launches = p->launches;
+  const av_item_t *items = p->items;
+  const int32_t *iq = p->item_queries;
+  for (int32_t l = 0; l < nl; l++) launches[l].n_items = 0;
+  for (int32_t i = 0; i < ni; i++) {
+    int32_t l = items[i].launch;
+    if (l >= 0 && l < nl) launches[l].n_items++;
   }
-  int32_t *owner = malloc(((size_t)p->n_slots + 1) * sizeof *owner);
+  int32_t *owner = malloc(((size_t)ns + 1) * sizeof *owner);
   if (!owner) return av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory finalizing the plan");
-  for (int32_t s = 0; s < p->n_slots; s++) owner[s] = -1;
-  for (int32_t i = 0; i < p->n_items; i++) {
-    const av_item_t *it = &p->items[i];
+  for (int32_t s = 0; s < ns; s++) owner[s] = -1;
+  for (int32_t i = 0; i < ni; i++) {
+    const av_item_t *it = &items[i];
     if (it->output != AV_OUT_PARTIAL || it->slot_begin < 0) continue;
-    for (int32_t k = 0; k < it->n_q && (int64_t)it->slot_begin + k < p->n_slots; k++)
-      owner[it->slot_begin + k] = p->item_queries[it->q_begin + k];
+    int32_t n = it->n_q < ns - it->slot_begin ? it->n_q : ns - it->slot_begin;
+    int32_t *o = owner + it->slot_begin;
+    const int32_t *q = iq + it->q_begin;
+    for (int32_t k = 0; k < n; k++) o[k] = q[k];
   }
   free(p->slot_request);
   p->slot_request = owner;

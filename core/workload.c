@@ -279,14 +279,22 @@ int av_workload_finalize(av_workload_t *w, av_error_t *err) {
   return av__workload_finalize(w, &loc);
 }
 
+/* A planner clones its batch at every reused decode step: the arrays are copied into fresh
+ * allocations, not first zeroed and initialised as av_workload_create does. */
 av_workload_t *av_workload_clone(const av_workload_t *w) {
   if (!w) return NULL;
-  av_workload_t *c = av_workload_create(w->n_nodes, w->n_requests);
+  av_workload_t *c = malloc(sizeof *c);
   if (!c) return NULL;
-  memcpy(c->name, w->name, sizeof c->name);
-  c->heads = w->heads;
-  c->block_size_tokens = w->block_size_tokens;
-  c->max_depth = w->max_depth;
+  *c = *w;
+  c->request_kv_tokens = NULL;
+  c->node_req_offsets = NULL;
+  c->node_reqs = NULL;
+  c->nodes = malloc((w->n_nodes ? (size_t)w->n_nodes : 1) * sizeof *c->nodes);
+  c->request_node = malloc((w->n_requests ? (size_t)w->n_requests : 1) * sizeof *c->request_node);
+  if (!c->nodes || !c->request_node) {
+    av_workload_destroy(c);
+    return NULL;
+  }
   memcpy(c->nodes, w->nodes, (size_t)w->n_nodes * sizeof *c->nodes);
   memcpy(c->request_node, w->request_node, (size_t)w->n_requests * sizeof *c->request_node);
   if (w->node_req_offsets && w->request_kv_tokens && w->node_reqs) {
@@ -321,13 +329,22 @@ int av_workload_equal(const av_workload_t *a, const av_workload_t *b) {
   return 1;
 }
 
-/* FNV-1a over a fixed little-endian encoding, so the hash is the same on every machine. */
+/* FNV-1a over a fixed little-endian encoding, so the hash is the same on every machine.
+ * A zero byte only multiplies by the prime, so the high zero bytes of a small value are one
+ * multiplication by a power of it (mod 2^64, the same hash in fewer dependent steps). */
+static const uint64_t k_fnv_prime_pow[9] = {
+    0x0000000000000001ull, 0x00000100000001b3ull, 0x000366000002e329ull,
+    0x08a97b0004e7feabull, 0x9ffaac085635bc91ull, 0x0caee32a7d4f6a63ull,
+    0xdc966432edf1c639ull, 0xc5527b8a51d3d2dbull, 0x1efac7090aef4a21ull};
+
 static uint64_t fnv_u64(uint64_t h, uint64_t v) {
-  for (int i = 0; i < 8; i++) {
+  int n = 0; /* bytes up to the highest nonzero one */
+  for (uint64_t x = v; x; x >>= 8) n++;
+  for (int i = 0; i < n; i++) {
     h ^= (v >> (8 * i)) & 0xffu;
     h *= 0x100000001b3ull;
   }
-  return h;
+  return h * k_fnv_prime_pow[8 - n];
 }
 
 uint64_t av_workload_hash(const av_workload_t *w) {

@@ -11,45 +11,52 @@
 #include "core/workload.h"
 #include "core/workload_internal.h"
 
+/* The block ids: request r's j-th id is lists[r][j], or table[r * stride + j] when the ids
+ * are the rows of a serving engine's int32 table, read in place. */
+static int64_t bt_id(const av__bt_ids_t *x, int32_t r, int32_t j) {
+  return x->lists ? x->lists[r][j] : x->table[(int64_t)r * x->stride + j];
+}
+
 typedef struct bt {
+  const av__bt_ids_t *ids;
   /* Trie of block ids: node t is one physical block, created in first-use order, so a
    * parent always precedes its children. */
   int32_t n_trie;
   int64_t *id;
-  int32_t *tparent, *fill, *nchild, *first_req, *first_pos;
+  int32_t *tparent, *fill, *nchild;
   unsigned char *full_end; /* a request ends at the block's last used token */
-  /* id -> trie index + 1 (0 = empty slot), open addressing. */
+  /* id -> trie index + 1 (0 = empty slot), open addressing from the id's Fibonacci hash
+   * (its top `bits` bits); the key is id[index]. */
   uint64_t mask;
-  int64_t *keys;
+  int bits;
   int32_t *vals;
-  /* Where each request ends: trie node and tokens used of that block. */
-  int32_t *end_t, *end_k;
+  /* Per request: blocks shared with its predecessor, where it ends (trie node and tokens
+   * used of that block). */
+  int32_t *same, *end_t, *end_k;
   /* Cuts inside blocks (requests ending part-way), grouped by trie node. */
   int32_t *cut_off, *cuts;
   /* Radix nodes: parent, length, ordering key (first block id, offset in it). */
   int32_t n_radix;
-  int32_t *rparent, *seg0, *first_new, *req_radix;
+  int32_t *rparent, *seg0, *first_new, *last_seg, *req_radix;
   int64_t *rlen, *rkey_id, *rkey_off;
 } bt_t;
 
+/* The arrays share six allocations: per request (same, end_t, end_k); per id slot and trie
+ * node, zeroed (vals, fill, nchild, full_end); per trie node (id, tparent, the walk's path);
+ * the cuts (cut_off; cuts); per radix and trie node (rlen and the rest). */
 static void bt_free(bt_t *b) {
-  void *p[] = {b->id,   b->tparent, b->fill,    b->nchild,  b->first_req, b->first_pos,
-               b->full_end, b->keys, b->vals,   b->end_t,   b->end_k,     b->cut_off,
-               b->cuts, b->rparent, b->seg0,    b->first_new, b->req_radix, b->rlen,
-               b->rkey_id, b->rkey_off};
-  for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
-}
-
-static uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  free(b->same);
+  free(b->vals);
+  free(b->id);
+  free(b->cut_off);
+  free(b->cuts);
+  free(b->rlen);
 }
 
 /* Slot of `key`: its own, or the empty one where it would go. */
 static uint64_t slot_of(const bt_t *b, int64_t key) {
-  uint64_t s = mix((uint64_t)key) & b->mask;
-  while (b->vals[s] && b->keys[s] != key) s = (s + 1) & b->mask;
+  uint64_t s = ((uint64_t)key * 0x9e3779b97f4a7c15ull) >> (64 - b->bits);
+  while (b->vals[s] && b->id[b->vals[s] - 1] != key) s = (s + 1) & b->mask;
   return s;
 }
 
@@ -58,6 +65,15 @@ static void id_path(const av__wloc_t *loc, int32_t r, int32_t j, char *rel, size
     snprintf(rel, size, "requests[%" PRId32 "].blocks[%" PRId32 "]", r, j);
   else
     snprintf(rel, size, "requests[%" PRId32 "][%" PRId32 "]", r, j);
+}
+
+/* Where `id` is first used, requests and blocks in order: where its trie node was made
+ * (error messages only). */
+static void first_use(const bt_t *b, const int32_t *n_blocks, int64_t id, int32_t *r,
+                      int32_t *j) {
+  for (*r = 0;; ++*r)
+    for (*j = 0; *j < n_blocks[*r]; ++*j)
+      if (bt_id(b->ids, *r, *j) == id) return;
 }
 
 static int check_input(const int32_t *n_blocks, int32_t n_requests, int block_size,
@@ -76,11 +92,12 @@ static int check_input(const int32_t *n_blocks, int32_t n_requests, int block_si
                         block_size, AV_WL_MAX_BLOCK_SIZE);
   *total = 0;
   for (int32_t r = 0; r < n_requests; r++) {
-    snprintf(rel, sizeof rel, "requests[%" PRId32 "]", r);
-    if (n_blocks[r] < 1)
+    if (n_blocks[r] < 1) {
+      snprintf(rel, sizeof rel, "requests[%" PRId32 "]", r);
       return av__wl_error(loc, AV_ERR_SCHEMA, rel,
                           "request %" PRId32 " has no blocks; expected at least one block id",
                           r);
+    }
     *total += n_blocks[r];
     if (*total > AV_WL_MAX_BLOCKS)
       return av__wl_error(loc, AV_ERR_RANGE, "requests",
@@ -101,18 +118,18 @@ static int nomem(const av__wloc_t *loc) {
   return av__wl_error(loc, AV_ERR_NOMEM, NULL, "out of memory building the block-table forest");
 }
 
-/* Inserts every request's id sequence; a known id must be reached from the same prefix. */
 /* Trie node of block j of request r (prev: the node of block j-1, -1 for j = 0): found by id,
  * or added. On an id seen after another prefix: minus the error's code. */
-static int32_t trie_node(bt_t *b, const int64_t *const *blocks, int32_t r, int32_t j,
+static int32_t trie_node(bt_t *b, const int32_t *n_blocks, int64_t id, int32_t r, int32_t j,
                          int32_t prev, const av__wloc_t *loc) {
-  uint64_t s = slot_of(b, blocks[r][j]);
+  uint64_t s = slot_of(b, id);
   if (b->vals[s]) {
-    int32_t t = b->vals[s] - 1;
+    int32_t t = b->vals[s] - 1, r0, j0;
     if (b->tparent[t] == prev) return t;
     char rel[96], was[96], now[64];
+    first_use(b, n_blocks, id, &r0, &j0);
     id_path(loc, r, j, rel, sizeof rel);
-    id_path(loc, b->first_req[t], b->first_pos[t], was, sizeof was);
+    id_path(loc, r0, j0, was, sizeof was);
     if (prev < 0)
       snprintf(now, sizeof now, "starts the sequence");
     else
@@ -120,89 +137,100 @@ static int32_t trie_node(bt_t *b, const int64_t *const *blocks, int32_t r, int32
     return -av__wl_error(loc, AV_ERR_MISMATCH, rel,
                          "block %" PRId64 " %s here but has a different prefix at %s; a "
                          "physical block holds one prefix's KV, so the table is inconsistent",
-                         blocks[r][j], now, was);
+                         id, now, was);
   }
   int32_t t = b->n_trie++;  /* build_trie sized the arrays for every id it may add */
-  b->keys[s] = blocks[r][j];
   b->vals[s] = t + 1;
-  b->id[t] = blocks[r][j];
+  b->id[t] = id;
   b->tparent[t] = prev;
-  b->first_req[t] = r;
-  b->first_pos[t] = j;
   if (prev >= 0) b->nchild[prev]++;
   return t;
 }
 
-/* How many leading blocks request r shares with request r-1 (0 for the first). */
-static int32_t shared_with_previous(const int64_t *const *blocks, const int32_t *n_blocks,
-                                    int32_t r) {
-  if (r == 0) return 0;
-  int32_t m = n_blocks[r] < n_blocks[r - 1] ? n_blocks[r] : n_blocks[r - 1], same = 0;
-  while (same + 16 <= m &&
-         memcmp(blocks[r] + same, blocks[r - 1] + same, 16 * sizeof **blocks) == 0)
-    same += 16;
-  while (same < m && blocks[r][same] == blocks[r - 1][same]) same++;
-  return same;
+/* Length of the common prefix of a[0..m) and b[0..m), `elem` (4 or 8) bytes an element:
+ * memcmp over long runs, then 8-byte words, then the elements of the word that differs. */
+static inline int32_t common_prefix(const char *a, const char *b, int32_t m, size_t elem) {
+  size_t n = (size_t)m * elem, k = 0;
+  while (k + 256 <= n && memcmp(a + k, b + k, 256) == 0) k += 256;
+  for (uint64_t x, y; k + 8 <= n; k += 8) {
+    memcpy(&x, a + k, 8);
+    memcpy(&y, b + k, 8);
+    if (x != y) break;
+  }
+  while (k < n && memcmp(a + k, b + k, elem) == 0) k += elem;
+  return (int32_t)(k / elem);
 }
 
-static int build_trie(bt_t *b, const int64_t *const *blocks, const int32_t *n_blocks,
-                      int32_t n_req, int bs, const int32_t *lbt, const av__wloc_t *loc) {
+/* How many leading blocks request r shares with request r-1 (0 for the first). */
+static int32_t shared_with_previous(const av__bt_ids_t *x, const int32_t *n_blocks, int32_t r) {
+  if (r == 0) return 0;
+  int32_t m = n_blocks[r] < n_blocks[r - 1] ? n_blocks[r] : n_blocks[r - 1];
+  if (x->lists)
+    return common_prefix((const char *)x->lists[r], (const char *)x->lists[r - 1], m,
+                         sizeof **x->lists);
+  const int32_t *row = x->table + (int64_t)r * x->stride;
+  return common_prefix((const char *)row, (const char *)(row - x->stride), m, sizeof *row);
+}
+
+/* Sizes the trie for the blocks no request shares with its predecessor (a bound on the
+ * distinct ids) in two allocations: zeroed (id slots, fill, child counts, full ends) and
+ * not (ids, parents, the walk's path). */
+static int alloc_trie(bt_t *b, int64_t fresh, int32_t longest, int32_t **path) {
+  for (b->bits = 4; ((uint64_t)1 << b->bits) < 2 * (uint64_t)fresh; b->bits++) {}
+  b->mask = ((uint64_t)1 << b->bits) - 1;
+  size_t n = (size_t)fresh, slots = b->mask + 1;
+  b->vals = calloc(1, (slots + 2 * n) * sizeof(int32_t) + n);
+  b->id = malloc(n * (sizeof(int64_t) + sizeof(int32_t)) +
+                 (size_t)(longest ? longest : 1) * sizeof(int32_t));
+  if (!b->vals || !b->id) return -1;
+  b->fill = b->vals + slots;
+  b->nchild = b->fill + n;
+  b->full_end = (unsigned char *)(b->nchild + n);
+  b->tparent = (int32_t *)(b->id + n);
+  *path = b->tparent + n;
+  return 0;
+}
+
+static int build_trie(bt_t *b, const int32_t *n_blocks, int32_t n_req, int bs,
+                      const int32_t *lbt, const av__wloc_t *loc) {
   /* A request repeating its predecessor's first blocks (the usual order of a serving batch)
    * walks them along the predecessor's trie path without looking ids up; the rest bound the
    * distinct ids, which size the id table and the per-node arrays. */
-  int32_t *same = malloc((size_t)n_req * sizeof *same);
-  if (!same) return nomem(loc);
+  b->same = malloc((size_t)n_req * 3 * sizeof *b->same);
+  if (!b->same) return nomem(loc);
+  b->end_t = b->same + n_req;
+  b->end_k = b->end_t + n_req;
   int64_t fresh = 0;
-  int32_t longest = 0;
+  int32_t longest = 0, *path = NULL;
   for (int32_t r = 0; r < n_req; r++) {
-    same[r] = shared_with_previous(blocks, n_blocks, r);
-    fresh += n_blocks[r] - same[r];
+    b->same[r] = shared_with_previous(b->ids, n_blocks, r);
+    if (b->ids->shared) b->ids->shared[r] = b->same[r];
+    fresh += n_blocks[r] - b->same[r];
     longest = n_blocks[r] > longest ? n_blocks[r] : longest;
   }
-  b->mask = 15;
-  while (b->mask + 1 < 2 * (uint64_t)fresh) b->mask = 2 * b->mask + 1;
-  b->keys = malloc((b->mask + 1) * sizeof *b->keys);
-  b->vals = calloc(b->mask + 1, sizeof *b->vals);
-  size_t n = (size_t)fresh;
-  b->id = malloc(n * sizeof *b->id);
-  b->tparent = malloc(n * sizeof(int32_t));
-  b->fill = calloc(n, sizeof(int32_t));
-  b->nchild = calloc(n, sizeof(int32_t));
-  b->first_req = malloc(n * sizeof(int32_t));
-  b->first_pos = malloc(n * sizeof(int32_t));
-  b->full_end = calloc(n, 1);
-  b->end_t = malloc((size_t)n_req * sizeof(int32_t));
-  b->end_k = malloc((size_t)n_req * sizeof(int32_t));
-  int32_t *path = malloc((size_t)(longest ? longest : 1) * sizeof *path);
-  int rc = AV_OK;
-  if (!b->keys || !b->vals || !b->id || !b->tparent || !b->fill || !b->nchild ||
-      !b->first_req || !b->first_pos || !b->full_end || !b->end_t || !b->end_k || !path)
-    rc = nomem(loc);
-  for (int32_t r = 0; !rc && r < n_req; r++) {
+  if (alloc_trie(b, fresh, longest, &path)) return nomem(loc);
+  for (int32_t r = 0; r < n_req; r++) {
     /* Blocks before the last one shared with the predecessor are full, inner blocks of both
      * (their fill is already the block size): nothing to do for them. */
-    int32_t j0 = same[r] > 1 ? same[r] - 1 : 0;
+    int32_t same = b->same[r], j0 = same > 1 ? same - 1 : 0, last = n_blocks[r] - 1;
     int32_t prev = j0 ? path[j0 - 1] : -1;
-    for (int32_t j = j0; !rc && j < n_blocks[r]; j++) {
-      int32_t t = j < same[r] ? path[j] : trie_node(b, blocks, r, j, prev, loc);
-      if (t < 0) {
-        rc = -t;
-        break;
-      }
+    const int64_t *l64 = b->ids->lists ? b->ids->lists[r] : NULL;
+    const int32_t *l32 = l64 ? NULL : b->ids->table + (int64_t)r * b->ids->stride;
+    for (int32_t j = j0; j <= last; j++) {
+      int32_t t = j < same ? path[j]
+                           : trie_node(b, n_blocks, l64 ? l64[j] : l32[j], r, j, prev, loc);
+      if (t < 0) return -t;
       path[j] = t;
-      int last = j == n_blocks[r] - 1;
-      int32_t used = last && lbt && lbt[r] ? lbt[r] : bs;
-      if (used > b->fill[t]) b->fill[t] = used;
-      if (last) {
-        b->end_t[r] = t;
-        b->end_k[r] = used;
+      if (b->fill[t] < bs) {
+        int32_t used = j == last && lbt && lbt[r] ? lbt[r] : bs;
+        if (used > b->fill[t]) b->fill[t] = used;
       }
       prev = t;
     }
+    b->end_t[r] = prev;
+    b->end_k[r] = lbt && lbt[r] ? lbt[r] : bs;
   }
-  free(path);
-  free(same);
-  return rc;
+  return AV_OK;
 }
 
 static int cmp_pair(const void *x, const void *y) {
@@ -212,24 +240,23 @@ static int cmp_pair(const void *x, const void *y) {
 
 /* Distinct part-way ends per block, as sorted cut offsets grouped by trie node. */
 static int collect_cuts(bt_t *b, int32_t n_req, const av__wloc_t *loc) {
-  int64_t *pairs = malloc((size_t)n_req * 2 * sizeof *pairs);
+  int64_t *pairs = NULL;
   b->cut_off = calloc((size_t)b->n_trie + 1, sizeof *b->cut_off);
   b->cuts = malloc((size_t)n_req * sizeof *b->cuts);
-  if (!pairs || !b->cut_off || !b->cuts) {
-    free(pairs);
-    return nomem(loc);
-  }
+  if (!b->cut_off || !b->cuts) return nomem(loc);
   int32_t np = 0;
   for (int32_t r = 0; r < n_req; r++) {
     int32_t t = b->end_t[r];
     if (b->end_k[r] == b->fill[t]) {
       b->full_end[t] = 1;
     } else {
+      if (!pairs && !(pairs = malloc((size_t)n_req * 2 * sizeof *pairs))) return nomem(loc);
       pairs[2 * np] = t;
       pairs[2 * np + 1] = b->end_k[r];
       np++;
     }
   }
+  if (np == 0) return AV_OK; /* no cuts: every offset stays 0 */
   qsort(pairs, (size_t)np, 2 * sizeof *pairs, cmp_pair);
   int32_t nc = 0;
   for (int32_t i = 0; i < np; i++) {
@@ -256,44 +283,19 @@ static int32_t new_radix(bt_t *b, int32_t parent, int64_t key_id, int64_t key_of
   return v;
 }
 
-/* Walks the trie in creation order, starting a radix node where the previous block's
- * node branches, ends a request, or where a request ends part-way into this block. */
-static int build_radix(bt_t *b, int32_t n_req, const av__wloc_t *loc) {
-  size_t cap = (size_t)b->n_trie + (size_t)b->cut_off[b->n_trie];
-  b->rparent = malloc(cap * sizeof(int32_t));
-  b->rlen = malloc(cap * sizeof(int64_t));
-  b->rkey_id = malloc(cap * sizeof(int64_t));
-  b->rkey_off = malloc(cap * sizeof(int64_t));
-  b->seg0 = malloc((size_t)b->n_trie * sizeof(int32_t));
-  b->first_new = malloc((size_t)b->n_trie * sizeof(int32_t));
-  b->req_radix = malloc((size_t)n_req * sizeof(int32_t));
-  if (!b->rparent || !b->rlen || !b->rkey_id || !b->rkey_off || !b->seg0 || !b->first_new ||
-      !b->req_radix)
-    return nomem(loc);
-  for (int32_t t = 0; t < b->n_trie; t++) {
-    const int32_t *cut = b->cuts + b->cut_off[t];
-    int32_t m = b->cut_off[t + 1] - b->cut_off[t], p = b->tparent[t];
-    if (p < 0) {
-      b->seg0[t] = new_radix(b, -1, b->id[t], 0);
-    } else {
-      int32_t pend = seg_radix(b, p, b->cut_off[p + 1] - b->cut_off[p]);
-      b->seg0[t] = b->full_end[p] || b->nchild[p] != 1 ? new_radix(b, pend, b->id[t], 0) : pend;
-    }
-    b->first_new[t] = b->n_radix;
-    for (int32_t s = 0; s <= m; s++) {
-      if (s > 0) new_radix(b, seg_radix(b, t, s - 1), b->id[t], cut[s - 1]);
-      int32_t v = seg_radix(b, t, s);
-      b->rlen[v] += (s < m ? cut[s] : b->fill[t]) - (s > 0 ? cut[s - 1] : 0);
-      if (b->rlen[v] > AV_WL_MAX_NODE_TOKENS) {
-        char rel[64];
-        snprintf(rel, sizeof rel, "requests[%" PRId32 "]", b->first_req[t]);
-        return av__wl_error(loc, AV_ERR_RANGE, rel,
-                            "a run of blocks without a branch holds more than %d tokens; at "
-                            "most %d are supported per node",
-                            AV_WL_MAX_NODE_TOKENS, AV_WL_MAX_NODE_TOKENS);
-      }
-    }
-  }
+static int too_long(const bt_t *b, const int32_t *n_blocks, int32_t t, const av__wloc_t *loc) {
+  char rel[64];
+  int32_t r, j;
+  first_use(b, n_blocks, b->id[t], &r, &j);
+  snprintf(rel, sizeof rel, "requests[%" PRId32 "]", r);
+  return av__wl_error(loc, AV_ERR_RANGE, rel,
+                      "a run of blocks without a branch holds more than %d tokens; at most %d "
+                      "are supported per node",
+                      AV_WL_MAX_NODE_TOKENS, AV_WL_MAX_NODE_TOKENS);
+}
+
+/* Radix node of each request's end: its block's segment that ends at the request's token. */
+static void request_ends(bt_t *b, int32_t n_req) {
   for (int32_t r = 0; r < n_req; r++) {
     int32_t t = b->end_t[r], lo = b->cut_off[t], m = b->cut_off[t + 1] - lo, s = m;
     if (b->end_k[r] != b->fill[t]) /* binary search among t's cuts */
@@ -307,6 +309,41 @@ static int build_radix(bt_t *b, int32_t n_req, const av__wloc_t *loc) {
       }
     b->req_radix[r] = seg_radix(b, t, s);
   }
+}
+
+/* Walks the trie in creation order, starting a radix node where the previous block's
+ * node branches, ends a request, or where a request ends part-way into this block. */
+static int build_radix(bt_t *b, const int32_t *n_blocks, int32_t n_req,
+                       const av__wloc_t *loc) {
+  size_t cap = (size_t)b->n_trie + (size_t)b->cut_off[b->n_trie], nt = (size_t)b->n_trie;
+  b->rlen = malloc(cap * 3 * sizeof(int64_t) + (cap + 3 * nt + (size_t)n_req) * sizeof(int32_t));
+  if (!b->rlen) return nomem(loc);
+  b->rkey_id = b->rlen + cap;
+  b->rkey_off = b->rkey_id + cap;
+  b->rparent = (int32_t *)(b->rkey_off + cap);
+  b->seg0 = b->rparent + cap;
+  b->first_new = b->seg0 + nt;
+  b->last_seg = b->first_new + nt;
+  b->req_radix = b->last_seg + nt;
+  for (int32_t t = 0; t < b->n_trie; t++) {
+    const int32_t *cut = b->cuts + b->cut_off[t];
+    int32_t m = b->cut_off[t + 1] - b->cut_off[t], p = b->tparent[t], v;
+    if (p < 0) {
+      v = new_radix(b, -1, b->id[t], 0);
+    } else {
+      int32_t pend = b->last_seg[p];
+      v = b->full_end[p] || b->nchild[p] != 1 ? new_radix(b, pend, b->id[t], 0) : pend;
+    }
+    b->seg0[t] = v;
+    b->first_new[t] = b->n_radix;
+    for (int32_t s = 0; s <= m; s++) { /* m = 0, one segment, is the usual block */
+      if (s > 0) v = new_radix(b, v, b->id[t], cut[s - 1]);
+      b->rlen[v] += (s < m ? cut[s] : b->fill[t]) - (s > 0 ? cut[s - 1] : 0);
+      if (b->rlen[v] > AV_WL_MAX_NODE_TOKENS) return too_long(b, n_blocks, t, loc);
+    }
+    b->last_seg[t] = v;
+  }
+  request_ends(b, n_req);
   return AV_OK;
 }
 
@@ -343,11 +380,11 @@ static int32_t heap_pop(const bt_t *b, int32_t *h, int32_t *n) {
  * node-major, as av_workload_to_block_table writes them, gets its forest's order back. */
 static av_workload_t *emit(bt_t *b, int32_t n_req, const av_heads_t *heads,
                            const av__wloc_t *loc) {
-  int32_t n = b->n_radix, *off = calloc((size_t)n + 1, sizeof(int32_t));
-  int32_t *kids = malloc((size_t)n * sizeof(int32_t)), *heap = malloc((size_t)n * sizeof(int32_t));
-  int32_t *newid = malloc((size_t)n * sizeof(int32_t));
+  int32_t n = b->n_radix, *off = calloc((size_t)n * 4 + 1, sizeof(int32_t));
+  int32_t *kids = off ? off + n + 1 : NULL, *heap = off ? kids + n : NULL;
+  int32_t *newid = off ? heap + n : NULL;
   av_workload_t *w = n <= AV_WL_MAX_NODES ? av_workload_create(n, n_req) : NULL;
-  if (!off || !kids || !heap || !newid || !w) {
+  if (!off || !w) {
     if (n > AV_WL_MAX_NODES)
       av__wl_error(loc, AV_ERR_RANGE, "requests",
                    "the block table makes %" PRId32 " nodes; at most %d are supported", n,
@@ -381,13 +418,10 @@ static av_workload_t *emit(bt_t *b, int32_t n_req, const av_heads_t *heads,
   for (int32_t r = 0; r < n_req; r++) w->request_node[r] = newid[b->req_radix[r]];
 done:
   free(off);
-  free(kids);
-  free(heap);
-  free(newid);
   return w;
 }
 
-av_workload_t *av__workload_block_table(const int64_t *const *blocks, const int32_t *n_blocks,
+av_workload_t *av__workload_block_table(const av__bt_ids_t *ids, const int32_t *n_blocks,
                                         int32_t n_requests, int block_size,
                                         const int32_t *last_block_tokens,
                                         const av_heads_t *heads, const av__wloc_t *loc) {
@@ -397,9 +431,10 @@ av_workload_t *av__workload_block_table(const int64_t *const *blocks, const int3
     return NULL;
   bt_t b;
   memset(&b, 0, sizeof b);
+  b.ids = ids;
   av_workload_t *w = NULL;
-  if (!build_trie(&b, blocks, n_blocks, n_requests, block_size, last_block_tokens, loc) &&
-      !collect_cuts(&b, n_requests, loc) && !build_radix(&b, n_requests, loc))
+  if (!build_trie(&b, n_blocks, n_requests, block_size, last_block_tokens, loc) &&
+      !collect_cuts(&b, n_requests, loc) && !build_radix(&b, n_blocks, n_requests, loc))
     w = emit(&b, n_requests, heads, loc);
   bt_free(&b);
   if (!w) return NULL;
@@ -423,7 +458,30 @@ av_workload_t *av_workload_from_block_table(const int64_t *const *blocks,
     av__wl_error(&loc, AV_ERR_INTERNAL, NULL, "no block lists given");
     return NULL;
   }
-  return av__workload_block_table(blocks, n_blocks, n_requests, block_size, last_block_tokens,
+  av__bt_ids_t ids = {.lists = blocks};
+  return av__workload_block_table(&ids, n_blocks, n_requests, block_size, last_block_tokens,
+                                  av__heads_or_default(heads, &hbuf), &loc);
+}
+
+av_workload_t *av_workload_from_block_rows(const int32_t *table, int64_t row_stride,
+                                           const int32_t *n_blocks, int32_t n_requests,
+                                           int block_size, const int32_t *last_block_tokens,
+                                           const av_heads_t *heads, int32_t *shared,
+                                           av_error_t *err) {
+  av__wloc_t loc = {.source = NULL, .path = "", .err = err};
+  av_heads_t hbuf;
+  if (n_requests > 0 && (!table || !n_blocks)) {
+    av__wl_error(&loc, AV_ERR_INTERNAL, NULL, "no block table given");
+    return NULL;
+  }
+  for (int32_t r = 0; r < n_requests; r++)
+    if (n_blocks[r] > row_stride) {
+      av__wl_error(&loc, AV_ERR_INTERNAL, NULL, "request %" PRId32 " has %" PRId32 " blocks "
+                   "but the rows hold %" PRId64, r, n_blocks[r], row_stride);
+      return NULL;
+    }
+  av__bt_ids_t ids = {.table = table, .stride = row_stride, .shared = shared};
+  return av__workload_block_table(&ids, n_blocks, n_requests, block_size, last_block_tokens,
                                   av__heads_or_default(heads, &hbuf), &loc);
 }
 

@@ -57,7 +57,16 @@ av_workload_t *av__workload_ratio(int64_t batch, int64_t context_tokens, double 
                                   const av_heads_t *heads, const av__wloc_t *loc);
 av_workload_t *av__workload_random(const av_random_spec_t *spec, const av_heads_t *heads,
                                    const av__wloc_t *loc);
-av_workload_t *av__workload_block_table(const int64_t *const *blocks, const int32_t *n_blocks,
+/* Block ids of a block table: per-request lists, or (lists NULL) the rows of an int32
+ * table, `stride` entries apart. `shared`, when not NULL, receives per request the leading
+ * blocks it shares with the previous request (0 for the first). */
+typedef struct av__bt_ids {
+  const int64_t *const *lists;
+  const int32_t *table;
+  int64_t stride;
+  int32_t *shared;
+} av__bt_ids_t;
+av_workload_t *av__workload_block_table(const av__bt_ids_t *ids, const int32_t *n_blocks,
                                         int32_t n_requests, int block_size,
                                         const int32_t *last_block_tokens,
                                         const av_heads_t *heads, const av__wloc_t *loc);

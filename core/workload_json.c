@@ -476,8 +476,8 @@ static av_workload_t *read_block_table(const av_jctx_t *c, const json_t *spec,
   if (!bad) {
     av__wloc_t loc = {.source = c->source, .path = path, .err = c->err,
                       .bt_object_form = objform};
-    w = av__workload_block_table((const int64_t *const *)lists, nb, (int32_t)n, (int)bs, lbt,
-                                 &sc->heads, &loc);
+    av__bt_ids_t ids = {.lists = (const int64_t *const *)lists};
+    w = av__workload_block_table(&ids, nb, (int32_t)n, (int)bs, lbt, &sc->heads, &loc);
   }
   for (size_t i = 0; lists && i < n; i++) free(lists[i]);
   free(lists);

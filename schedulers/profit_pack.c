@@ -54,7 +54,7 @@ static const av_param_def_t pp_params[] = {
     {.name = NULL},
 };
 
-enum { PP_MAX_TILES = 256 };
+enum { PP_MAX_TILES = 256, PP_MEMO = 16 };
 
 typedef struct pp_cfg {
   int naive, compute, fixed, serial, split, share_rows, occ_aware;
@@ -71,6 +71,15 @@ typedef struct pp_cfg {
   double rate[PP_MAX_TILES];
   double hbm_Bpus, equiv_tol;
   int64_t n_ctas;
+  /* The selector's recent answers: its result depends on (rows, preferred n, n_ctas) only,
+   * and a batch's CTAs ask with a few such keys (pp_tile_memo). */
+  int n_memo, next_memo;
+  struct pp_memo {
+    int32_t rows;
+    int prefer_n;
+    int64_t n_ctas;
+    av_tile_t tile;
+  } memo[PP_MEMO];
 } pp_cfg_t;
 
 /* One CTA of the packing (before the long-KV split): `n_q` queries starting at `q_begin` of
@@ -106,9 +115,7 @@ static double pp_throughput(const pp_cfg_t *c, int i) {
  * double-buffers K and V, so its (16, 128) needs 140 KB and runs one CTA per H200 SM where
  * (16, 64) runs three. So with occupancy_aware the length rule chooses only among the tiles
  * of that m whose batch throughput (pp_throughput) is within equiv_tol of the best. */
-static av_tile_t pp_tile(const pp_cfg_t *c, int32_t rows, int64_t kv) {
-  if (c->fixed) return c->fixed_tile;
-  int prefer_n = kv <= c->n_small_max ? 32 : kv <= c->n_mid_max ? 64 : 128;
+static av_tile_t pp_tile_select(const pp_cfg_t *c, int32_t rows, int prefer_n) {
   int m = c->menu[c->n_menu - 1].m_rows;
   for (int i = 0; i < c->n_menu; i++)
     if (c->menu[i].m_rows >= rows) {
@@ -127,6 +134,20 @@ static av_tile_t pp_tile(const pp_cfg_t *c, int32_t rows, int64_t kv) {
     if (best < 0 || dn < best_dn) best = i, best_dn = dn;
   }
   return c->menu[best];
+}
+
+static av_tile_t pp_tile(pp_cfg_t *c, int32_t rows, int64_t kv) {
+  if (c->fixed) return c->fixed_tile;
+  int prefer_n = kv <= c->n_small_max ? 32 : kv <= c->n_mid_max ? 64 : 128;
+  for (int i = 0; i < c->n_memo; i++) {
+    const struct pp_memo *e = &c->memo[i];
+    if (e->rows == rows && e->prefer_n == prefer_n && e->n_ctas == c->n_ctas) return e->tile;
+  }
+  av_tile_t t = pp_tile_select(c, rows, prefer_n);
+  c->memo[c->next_memo] = (struct pp_memo){rows, prefer_n, c->n_ctas, t};
+  c->next_memo = (c->next_memo + 1) % PP_MEMO;
+  if (c->n_memo < PP_MEMO) c->n_memo++;
+  return t;
 }
 
 /* One CTA's streaming rate with menu tile i (bytes/us), the smaller of two estimates:
@@ -211,7 +232,7 @@ static int pp_config(const av_sched_ctx_t *ctx, const av_params_t *p, pp_cfg_t *
 
 /* FLOPs of n_q queries over kv tokens padded to the tiles the selector would give them: the
  * FastTree-style compute-centric cost (PAT §8.5 PAT-compute). */
-static double pp_padded_flops(const pp_cfg_t *c, const av_heads_t *h, int32_t n_q,
+static double pp_padded_flops(pp_cfg_t *c, const av_heads_t *h, int32_t n_q,
                               int64_t kv) {
   if (n_q <= 0 || kv <= 0) return 0.0;
   int32_t groups = av_sched_split_even(n_q, c->per_cta, NULL);
@@ -229,7 +250,7 @@ static double pp_padded_flops(const pp_cfg_t *c, const av_heads_t *h, int32_t n_
 
 /* The inter-node decision of PAT Algorithm 1 for child c of a parent whose CTA holds
  * `rem` queries over `acc_u` tokens (the parent's blocks plus those merged into it). */
-static int pp_merge(const pp_cfg_t *c, const av_workload_t *w, int32_t child, int32_t rem,
+static int pp_merge(pp_cfg_t *c, const av_workload_t *w, int32_t child, int32_t rem,
                     int64_t acc_u) {
   int32_t s = w->nodes[child].share;
   int64_t l = w->nodes[child].kv_len_tokens;
@@ -250,7 +271,7 @@ static int pp_merge(const pp_cfg_t *c, const av_workload_t *w, int32_t child, in
  * visits every parent before its children, as the recursion of Algorithm 1 does; children
  * are scanned in sibling order (Algorithm 1 line 5). merged[v]: v's queries take its parent
  * CTA's blocks (Scheme 2); start[v]: the top node of v's CTA; acc[v]: its KV tokens. */
-static void pp_decide(const pp_cfg_t *c, const av_workload_t *w, char *merged, int32_t *start,
+static void pp_decide(pp_cfg_t *c, const av_workload_t *w, char *merged, int32_t *start,
                       int64_t *acc) {
   for (int32_t u = 0; u < w->n_nodes; u++) {
     const av_node_t *nu = &w->nodes[u];

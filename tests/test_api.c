@@ -166,6 +166,49 @@ START_TEST(test_reuse_rule) {
 }
 END_TEST
 
+/* One item over the root for all requests, one per request over its own node. */
+static av_plan_t *by_hand(const av_workload_t *a) {
+  av_plan_t *p = av_plan_create(a, "by hand");
+  av_tile_t tile = {.kind = AV_KERNEL_PARTIAL, .m_rows = 64, .n_tokens = 64, .warps = 4};
+  int32_t l = av_plan_add_launch(p, 0, &tile, 0), all[4] = {0, 1, 2, 3};
+  av_segment_t root = {0, 0, a->nodes[0].kv_len_tokens};
+  av_plan_add_item(p, l, all, 4, &root, 1, AV_OUT_PARTIAL, -1, -1);
+  for (int32_t r = 0; r < 4; r++) {
+    int32_t u = a->request_node[r];
+    av_segment_t own = {u, 0, a->nodes[u].kv_len_tokens};
+    av_plan_add_item(p, l, &r, 1, &own, 1, AV_OUT_PARTIAL, -1, -1);
+  }
+  return p;
+}
+
+/* The planner's in-place form of the rule agrees with av_plan_reusable and av_plan_regrow. */
+START_TEST(test_reuse_in_place) {
+  const int32_t base[4] = {20, 20, 25, 17}, grow[4] = {21, 32, 25, 18};
+  const int32_t refused[2][4] = {{21, 20, 33, 17}, {19, 20, 25, 17}}; /* new block, shrink */
+  av_workload_t *a = own_tokens(base), *b = own_tokens(grow), *w = av_workload_clone(a);
+  av_plan_t *p = by_hand(a), *q = by_hand(a);
+  int64_t scratch[16];
+  int32_t tokens[4];
+  ck_assert_int_le(a->n_nodes, 16);
+  for (int k = 0; k < 2; k++) {
+    for (int r = 0; r < 4; r++) tokens[r] = 32 + refused[k][r];
+    ck_assert(!av_plan_grow_to(q, w, tokens, scratch));
+    ck_assert(av_workload_equal(w, a)); /* refused: nothing changed */
+  }
+  for (int r = 0; r < 4; r++) tokens[r] = 32 + grow[r];
+  ck_assert(av_plan_grow_to(q, w, tokens, scratch));
+  ck_assert(av_workload_equal(w, b));
+  for (int r = 0; r < 4; r++) ck_assert_int_eq(w->request_kv_tokens[r], b->request_kv_tokens[r]);
+  av_plan_regrow(p, a, b);
+  ck_assert(av_plan_same_work(p, q));
+  av_plan_destroy(p);
+  av_plan_destroy(q);
+  av_workload_destroy(w);
+  av_workload_destroy(a);
+  av_workload_destroy(b);
+}
+END_TEST
+
 START_TEST(test_planner_steps) {
   anvil_error_t err;
   anvil_target_t *t;
@@ -193,6 +236,13 @@ START_TEST(test_planner_steps) {
   table[1][2] = 77;   /* another block under request 1: the table changed */
   API_OK(anvil_planner_step(pl, &table[0][0], 5, kv, 4, &reused, &err), &err);
   ck_assert_int_eq(reused, 0);
+  /* Blocks request 3 shared with request 2 become its own: changed, then kept. */
+  table[3][0] = 50;
+  table[3][1] = 51;
+  for (int again = 0; again < 2; again++) {
+    API_OK(anvil_planner_step(pl, &table[0][0], 5, kv, 4, &reused, &err), &err);
+    ck_assert_int_eq(reused, again);
+  }
   ck_assert_int_eq(anvil_planner_step(pl, &table[0][0], 5, kv, 0, &reused, &err),
                    ANVIL_ERR_SCHEMA);
   anvil_planner_destroy(pl);
@@ -207,6 +257,7 @@ static Suite *api_suite(void) {
   tcase_add_test(tc, test_errors_carry_the_cli_line);
   tcase_add_test(tc, test_block_table_plan_round_trip);
   tcase_add_test(tc, test_reuse_rule);
+  tcase_add_test(tc, test_reuse_in_place);
   tcase_add_test(tc, test_planner_steps);
   suite_add_tcase(s, tc);
   return s;

@@ -344,6 +344,21 @@ static void round_trip(const av_workload_t *w, int bs) {
   ck_assert_msg(av_workload_equal(w, back), "%s: block-table round trip differs (bs %d)",
                 w->name, bs);
   ck_assert_int_eq(back->block_size_tokens, bs);
+  /* The same ids as rows of a padded int32 table, read in place. */
+  int32_t stride = 1;
+  for (int32_t r = 0; r < w->n_requests; r++) stride = nb[r] + 1 > stride ? nb[r] + 1 : stride;
+  int32_t *table = malloc((size_t)w->n_requests * (size_t)stride * sizeof *table);
+  ck_assert_ptr_nonnull(table);
+  for (int32_t r = 0; r < w->n_requests; r++)
+    for (int32_t j = 0; j < stride; j++)
+      table[(size_t)r * stride + j] = j < nb[r] ? (int32_t)blocks[r][j] : -1;
+  av_workload_t *rows = av_workload_from_block_rows(table, stride, nb, w->n_requests, bs, lbt,
+                                                    &w->heads, NULL, &err);
+  AV_CK_OK(err.code, &err);
+  ck_assert_msg(av_workload_equal(w, rows) && !strcmp(back->name, rows->name),
+                "%s: block rows differ from block lists (bs %d)", w->name, bs);
+  av_workload_destroy(rows);
+  free(table);
   for (int32_t r = 0; r < w->n_requests; r++) free(blocks[r]);
   free(blocks);
   free(nb);
@@ -448,6 +463,15 @@ START_TEST(test_block_table_splits) {
   ck_assert_ptr_null(av_workload_from_block_table(bad, nbad, 2, 16, NULL, NULL, &err));
   ck_assert_int_eq(err.code, AV_ERR_MISMATCH);
   ck_assert_str_eq(err.path, "requests[1][1]");
+  /* The same from int32 rows: the message names where the block was first used. */
+  const int32_t rows[] = {7, 1, 2, 9, 3, 2};
+  int32_t nrows[] = {3, 3};
+  av_error_clear(&err);
+  ck_assert_ptr_null(av_workload_from_block_rows(rows, 3, nrows, 2, 16, NULL, NULL, NULL, &err));
+  ck_assert_int_eq(err.code, AV_ERR_MISMATCH);
+  ck_assert_str_eq(err.path, "requests[1][2]");
+  ck_assert_msg(strstr(err.message, "block 2 follows block 3 here but has a different prefix "
+                                    "at requests[0][2]") != NULL, "%s", err.message);
 }
 END_TEST
 
