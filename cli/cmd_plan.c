@@ -11,6 +11,7 @@
 #include "costmodels/costmodel.h"
 #include "schedulers/scheduler.h"
 #include "core/json_util.h"
+#include "pipeline/results_dir.h"
 
 enum { OPT_LEVELS = 256, OPT_HEADS, OPT_HEAD_DIM, OPT_COST, OPT_WORKLOAD };
 
@@ -74,7 +75,7 @@ static int parse_args(int argc, char **argv, plan_opts_t *o, av_error_t *err) {
   if (!o->out)
     return av_error_set(err, AV_ERR_USAGE, "plan", "--output",
                         "missing; give -o PLAN.json");
-  return AV_OK;
+  return av_path_check_writable("plan", o->out, "--output", err);
 }
 
 int av_cmd_plan(int argc, char **argv) {
