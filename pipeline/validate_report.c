@@ -12,7 +12,7 @@
 #include "core/json_util.h"
 #include "validation/compare.h"
 
-#define TOL 0.05 /* issue 6: "within 5 % of the measured best plan" */
+#define TOL 0.05 /* a plan "within 5 % of the measured best plan" */
 
 av_vrow_t *av_vreport_add(av_vreport_t *r) {
   if (r->n == r->cap) {

@@ -21,7 +21,7 @@ static const av_param_def_t nn_params[] = {
 /* Pieces per node: k each, or (beside) k only for the nodes whose query groups take the
  * largest partial tile m (the grid's) and 1 for the others, since their persistent queues
  * balance them (LPT) and every cut adds a partial state to merge (whole leaves: 142.4 us on
- * the H200's prefix16k against 160.9 us cut in 4, docs/kernels.md "Session 10"). */
+ * the H200's prefix16k against 160.9 us cut in 4, docs/kernels.md). */
 static void node_cuts(const av_sched_ctx_t *ctx, int64_t k, int beside, int32_t per_cta,
                       int prefer_n, int64_t *cuts) {
   const av_workload_t *w = ctx->workload;

@@ -234,7 +234,7 @@ int32_t av_sched_beside_queues(const av_sched_ctx_t *ctx, const av_tile_t *big, 
 
 /* The persistent tile for pieces of `rows` rows beside the grid: the smallest compiled m that
  * holds them, and of its tiles the one with the most queues beside the grid (more
- * independent streams of copies; measured on the H200, docs/kernels.md "session 10"), ties
+ * independent streams of copies; measured on the H200, docs/kernels.md), ties
  * to the n closest to prefer_n. */
 static int beside_tile(const av_sched_ctx_t *ctx, const av_tile_t *big, int64_t n_big,
                        int32_t rows, int prefer_n, av_tile_t *out, av_error_t *err) {

@@ -16,7 +16,7 @@
 /* The TMA path's conditions (av_kern_kv_maps): a Hopper GPU (the kernels' sm_90a build), a
  * power-of-two block size of at least 8 and a head dim that is a multiple of 64; and the
  * kernels' own switch, AV_NO_TMA (set and not "0": they copy by cp.async, token-exact, as
- * every kernel before session 11 did, so records of those kernels are re-predicted with it). */
+ * the kernels before TMA boxes did, so records of those kernels are re-predicted with it). */
 int32_t av__engine_box_rows(const av_gpu_t *gpu, const av_workload_t *w) {
   const char *off = getenv("AV_NO_TMA");
   if (off && strcmp(off, "0") != 0) return 0;
