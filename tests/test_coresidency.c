@@ -1,4 +1,4 @@
-/* Co-residency (issue 6): the profile file's "coresidency" key written by the profiler and
+/* Co-residency: the profile file's "coresidency" key written by the profiler and
  * read back by the `profile` cost model, bad values rejected with file and key path (data:
  * tests/data/coresidency/bad/<case>/{input.json, expected_error}), the profiler's batches and
  * slowdown formula, and the engine: k identical CTAs per SM stream curve(k) times slower
@@ -301,7 +301,7 @@ START_TEST(test_engine_hits_spare_hbm) {
 }
 END_TEST
 
-/* Session 9: a queued item of a persistent CTA overlaps its fixed cost with its bytes. Alone
+/* A queued item of a persistent CTA overlaps its fixed cost with its bytes. Alone
  * it still takes C(n_q, n) = F + bytes at the lone rate (the queue step measured queued items
  * alone at C); when HBM binds, it takes only its bytes at the fair share, while the queue's
  * first item pays F before streaming (loaded_next_us vs loaded_first_us). `ctas` persistent

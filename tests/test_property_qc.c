@@ -1,4 +1,4 @@
-/* Issue 2 "Done when": 300 seeded random forests (depth 1-6, up to 512 requests, mixed
+/* 300 seeded random forests (depth 1-6, up to 512 requests, mixed
  * lengths), query_centric without and with split-K: every plan passes the checker and the
  * fp64 reference agrees with direct attention to 1e-9 relative. The reference computes with
  * head dim 8: the composition being tested does not depend on d. */

@@ -116,9 +116,9 @@ START_TEST(replay_waves) {
 }
 END_TEST
 
-/* The spec's dispatch terms (docs/validation.md "Session 8"): a grid CTA that refills a slot
- * holds it cta_dispatch_us longer than its traced time (a launch's first wave starts at once,
- * session 11), a persistent CTA's queued items do not, and the next launch of a stream starts
+/* The spec's dispatch terms (docs/validation.md): a grid CTA that refills a slot
+ * holds it cta_dispatch_us longer than its traced time (a launch's first wave starts at once),
+ * a persistent CTA's queued items do not, and the next launch of a stream starts
  * stream_gap_us after the previous one's last CTA. */
 static double replay_with(const av_plan_t *p, const av_workload_t *w, const char *path,
                           double cta_us, double gap_us) {
