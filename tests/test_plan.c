@@ -180,6 +180,23 @@ START_TEST(test_overlap) {
 }
 END_TEST
 
+/* One token covered twice, everything else once: the checker's overlap rule has no slack
+ * (a rule that let one shared token pass would call this plan exact). */
+START_TEST(test_overlap_one_token) {
+  av_workload_t *w = av_test_small_forest();
+  av_plan_t *p = av_test_plan_qc(w, 3, 0);
+  int32_t r = 1;
+  av_segment_t s = {0, 63, 64};  /* the root's last token, which item 3 already covers */
+  ck_assert_int_eq(av_plan_add_item(p, 0, &r, 1, &s, 1, AV_OUT_PARTIAL, -1, -1), 12);
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_plan_finalize(p, &err), &err);
+  expect_broken(p, w, AV_ERR_PLAN, "tokens [63, 64) are covered by both");
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+}
+END_TEST
+
 START_TEST(test_off_path) {
   av_workload_t *w = av_test_small_forest();
   av_plan_t *p = av_test_plan_qc(w, 1, 0);
@@ -402,6 +419,7 @@ static Suite *plan_suite(void) {
   tcase_add_test(tc, test_growth);
   tcase_add_test(tc, test_gap);
   tcase_add_test(tc, test_overlap);
+  tcase_add_test(tc, test_overlap_one_token);
   tcase_add_test(tc, test_off_path);
   tcase_add_test(tc, test_merged_twice);
   tcase_add_test(tc, test_wrong_request);
