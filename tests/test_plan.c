@@ -165,6 +165,20 @@ START_TEST(test_gap) {
 }
 END_TEST
 
+/* A node's last token left out: the end of a node is held to its length, not one short. */
+START_TEST(test_gap_last_token) {
+  av_workload_t *w = av_test_small_forest();
+  av_plan_t *p = av_test_plan_nodes(w, 16);
+  int32_t leaf = w->request_node[2];
+  p->segments[leaf].end = 15;
+  char text[128];
+  snprintf(text, sizeof text, "request 2, node %d, tokens [15, 16) are covered by no item", leaf);
+  expect_broken(p, w, AV_ERR_PLAN, text);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+}
+END_TEST
+
 START_TEST(test_overlap) {
   av_workload_t *w = av_test_small_forest();
   av_plan_t *p = av_test_plan_qc(w, 3, 0);
@@ -419,6 +433,7 @@ static Suite *plan_suite(void) {
   tcase_add_test(tc, test_growth);
   tcase_add_test(tc, test_gap);
   tcase_add_test(tc, test_overlap);
+  tcase_add_test(tc, test_gap_last_token);
   tcase_add_test(tc, test_overlap_one_token);
   tcase_add_test(tc, test_off_path);
   tcase_add_test(tc, test_merged_twice);
