@@ -27,8 +27,13 @@ int64_t *av_limits_field(av_limits_t *l, const char *key) {
   return NULL;
 }
 
-static int over(const char *source, const char *path, const char *batch, const char *key,
-                const char *what, int64_t value, int64_t limit, av_error_t *err) {
+static int over(const char *source, const char *path, const char *batch, const char *raise,
+                const char *key, const char *what, int64_t value, int64_t limit,
+                av_error_t *err) {
+  if (raise)
+    return av_error_set(err, AV_ERR_RANGE, source, path,
+                        "batch '%s' has %lld %s, over the limit of %lld (limits.%s); %s", batch,
+                        (long long)value, what, (long long)limit, key, raise);
   return av_error_set(err, AV_ERR_RANGE, source, path,
                       "batch '%s' has %lld %s, over the limit of %lld (limits.%s); raise it "
                       "with \"limits\": {\"%s\": N} if you mean it",
@@ -51,14 +56,15 @@ int64_t av_limits_plan_bytes(const av_workload_t *w, int64_t items) {
 }
 
 int av_limits_check_workload(const av_limits_t *l, const av_workload_t *w, const char *batch,
-                             const char *source, const char *path, av_error_t *err) {
+                             const char *source, const char *path, const char *raise,
+                             av_error_t *err) {
   if (w->n_requests > l->requests)
-    return over(source, path, batch, "requests", "requests", w->n_requests, l->requests, err);
+    return over(source, path, batch, raise, "requests", "requests", w->n_requests, l->requests, err);
   int64_t longest = 0, attended = 0, path_max = 0;
   for (int32_t u = 0; u < w->n_nodes; u++)
     if (w->nodes[u].kv_len_tokens > longest) longest = w->nodes[u].kv_len_tokens;
   if (longest > l->node_tokens)
-    return over(source, path, batch, "node_tokens", "KV tokens in one node", longest,
+    return over(source, path, batch, raise, "node_tokens", "KV tokens in one node", longest,
                 l->node_tokens, err);
   for (int32_t r = 0; r < w->n_requests; r++) {
     const int64_t t = w->request_kv_tokens[r];
@@ -66,14 +72,14 @@ int av_limits_check_workload(const av_limits_t *l, const av_workload_t *w, const
     attended += t;  /* each path <= 2^40 and requests <= 2^20: no overflow */
   }
   if (path_max > l->request_tokens)
-    return over(source, path, batch, "request_tokens", "KV tokens on one request's path",
+    return over(source, path, batch, raise, "request_tokens", "KV tokens on one request's path",
                 path_max, l->request_tokens, err);
   if (attended > l->attended_tokens)
-    return over(source, path, batch, "attended_tokens", "KV tokens attended in all",
+    return over(source, path, batch, raise, "attended_tokens", "KV tokens attended in all",
                 attended, l->attended_tokens, err);
   const int64_t bytes = av_limits_workload_bytes(w);
   if (bytes > l->memory_bytes)
-    return over(source, path, batch, "memory_bytes", "bytes of workload", bytes,
+    return over(source, path, batch, raise, "memory_bytes", "bytes of workload", bytes,
                 l->memory_bytes, err);
   return AV_OK;
 }

@@ -35,9 +35,11 @@ int64_t *av_limits_field(av_limits_t *l, const char *key);
 
 /* Checks one built batch against the limits: requests, node and path lengths, attended
  * tokens and its own size. `source` and `path` (a key path like "workloads[2]") locate the
- * batch in messages; `batch` names it. */
+ * batch in messages; `batch` names it; `raise` says how to raise a limit (NULL: the
+ * experiment's "limits" object). */
 int av_limits_check_workload(const av_limits_t *l, const av_workload_t *w, const char *batch,
-                             const char *source, const char *path, av_error_t *err);
+                             const char *source, const char *path, const char *raise,
+                             av_error_t *err);
 /* Bytes a workload's arrays take, and an estimate of a plan of `items` work items over it
  * (items, their segments, the checker's coverage and the simulator's per-item state). */
 int64_t av_limits_workload_bytes(const av_workload_t *w);

@@ -52,7 +52,8 @@ int av__experiment_check_limits(const av_jctx_t *c, const av_experiment_t *e) {
     const av_exp_batch_t *b = &e->batches[i];
     char path[64];
     av_jpath_index(path, sizeof path, "workloads", (size_t)b->spec_index);
-    int rc = av_limits_check_workload(&e->limits, b->w, b->name, c->source, path, c->err);
+    int rc = av_limits_check_workload(&e->limits, b->w, b->name, c->source, path, NULL,
+                                      c->err);
     if (!rc) rc = check_plans(c, e, b);
     if (rc) return rc;
   }
