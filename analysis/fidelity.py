@@ -1,5 +1,5 @@
 """Fidelity of the simulator per GPU and set, from `anvil validate` reports
-(docs/validation.md#every-gpu).
+(docs/validation.md#results).
 
   python3 analysis/fidelity.py [--markdown] NAME=DIR [NAME=DIR ...]
 

@@ -17,6 +17,37 @@ PROG = "flashforge_fig8.py"
 NONE = "none"
 
 
+def latencies(doc, meas=None):
+    """{tree: {label: ms}} simulated, and the same measured for the trees on which every
+    label was measured."""
+    labs = common.labels(doc)
+    t = common.table(doc)
+    sim = {k[1]: {l: t[k][l]["predicted_us"] / 1e3 for l in labs} for k in t}
+    measured = {}
+    for k in t:
+        mm = {l: common.measured_of(meas, k, l) for l in labs}
+        if all(mm.values()):
+            measured[k[1]] = {l: v / 1e3 for l, v in mm.items()}
+    return sim, measured
+
+
+def phrase(tree, ms):
+    """One tree's latencies and the speedup of the last variant over the first."""
+    vs = list(ms.values())
+    return (f"{tree}: " + ", ".join(f"{l} {v:.2f} ms" for l, v in ms.items()) +
+            f" ({vs[0] / vs[-1]:.2f}x)")
+
+
+def summarize(doc, meas=None):
+    """latencies() and the study's one summary line (./scripts/reproduce;
+    docs/reproductions.md through analysis/docnums)."""
+    sim, measured = latencies(doc, meas)
+    line = f"{doc['experiment']}: " + "; ".join(phrase(k, v) for k, v in sim.items())
+    if measured:
+        line += "; H200 measured: " + "; ".join(phrase(k, v) for k, v in measured.items())
+    return (sim, measured), line
+
+
 def main():
     args = common.parse_args("flashforge_fig8", __doc__)
     doc = common.load(args.results_json, PROG)
@@ -26,7 +57,6 @@ def main():
     keys = list(t)
     fig, axes = plt.subplots(1, len(keys), figsize=(5 * len(keys), 4), squeeze=False)
     meas = common.load_measured(args.measured, PROG)
-    parts, mparts = [], []
     for ax, k in zip(axes[0], keys):
         ms = [t[k][l]["predicted_us"] / 1e3 for l in labs]
         mm = [common.measured_of(meas, k, l) for l in labs]
@@ -41,8 +71,6 @@ def main():
                         hatch="//", alpha=0.6, label="H200 measured")
             series.append((mb, mm))
             ax.legend(fontsize=7)
-            mparts.append(f"{k[1]}: " + ", ".join(f"{l} {v:.2f} ms" for l, v in zip(labs, mm)) +
-                          f" ({mm[0] / mm[-1]:.2f}x)")
         for bs, vs in series:
             for b, v in zip(bs, vs):
                 ax.text(b.get_x() + b.get_width() / 2, v, f"{v:.1f} ms\n{vs[0] / v:.1f}x",
@@ -54,12 +82,9 @@ def main():
         ax.set_title(f"{k[1]} tree ({k[2]}/{k[3]} heads, {t[k][labs[0]]['requests']} requests)",
                      fontsize=10)
         ax.grid(True, axis="y", alpha=0.3)
-        parts.append(f"{k[1]}: " + ", ".join(f"{l} {v:.2f} ms" for l, v in zip(labs, ms)) +
-                     f" ({ms[0] / ms[-1]:.2f}x)")
     fig.suptitle(f"FlashForge Fig. 8 reproduction ({common.footer(doc)})", fontsize=10)
     common.save(fig, args.output)
-    measured = f"; H200 measured: {'; '.join(mparts)}" if mparts else ""
-    print(f"{doc['experiment']}: " + "; ".join(parts) + measured + f" -> {args.output}")
+    print(f"{summarize(doc, meas)[1]} -> {args.output}")
 
 
 if __name__ == "__main__":

@@ -37,6 +37,46 @@ def metrics(what, vs_best, vs_one, best_k):
             f"{sorted(best_k)[len(best_k) // 2]}")
 
 
+def heads_of(t):
+    out = []
+    for (_, _, hq, hkv) in t:
+        if (hq, hkv) not in out:
+            out.append((hq, hkv))
+    return out
+
+
+def granularity(keys, fixed, us):
+    """FlashForge §6.3's metrics over the batches `keys` on which us(key, label) gives every
+    fixed k and greedy a time: greedy's speedup over the best fixed k and over k = 1, and the
+    best k, one entry per batch."""
+    labs = [l for _, l in fixed] + [GREEDY]
+    keys = [k for k in keys if all(us(k, l) for l in labs)]
+    vs_best = [min(us(k, l) for _, l in fixed) / us(k, GREEDY) for k in keys]
+    vs_one = [us(k, fixed[0][1]) / us(k, GREEDY) for k in keys]
+    best_k = [min(fixed, key=lambda f: us(k, f[1]))[0] for k in keys]
+    return vs_best, vs_one, best_k
+
+
+def summarize(doc, meas=None):
+    """Per head configuration, granularity() of the simulated batches ("sim") and of the
+    measured ones ("measured", when meas is given); and the study's one summary line
+    (./scripts/reproduce; docs/reproductions.md through analysis/docnums)."""
+    fixed = fixed_labels(common.labels(doc))
+    t = common.table(doc)
+    out = {"sim": {}, "measured": {}}
+    for hq, hkv in heads_of(t):
+        keys = [k for k in t if (k[2], k[3]) == (hq, hkv)]
+        out["sim"][(hq, hkv)] = granularity(keys, fixed, lambda k, l: t[k][l]["predicted_us"])
+        m = granularity(keys, fixed, lambda k, l: common.measured_of(meas, k, l))
+        if m[0]:
+            out["measured"][(hq, hkv)] = m
+    summary = [metrics(f"{hq}/{hkv}", *g) for (hq, hkv), g in out["sim"].items()]
+    msummary = [metrics(f"{hq}/{hkv} ({len(g[0])} batches)", *g)
+                for (hq, hkv), g in out["measured"].items()]
+    measured = f"; H200 measured: {'; '.join(msummary)}" if msummary else ""
+    return out, f"{doc['experiment']}: " + "; ".join(summary) + measured
+
+
 def main():
     args = common.parse_args("flashforge_fig9", __doc__)
     doc = common.load(args.results_json, PROG)
@@ -47,13 +87,10 @@ def main():
                  f"{', '.join(labs)}")
     common.require(doc, PROG, GREEDY)
     t = common.table(doc)
-    heads = []
-    for (_, _, hq, hkv) in t:
-        if (hq, hkv) not in heads:
-            heads.append((hq, hkv))
+    heads = heads_of(t)
     fig, axes = plt.subplots(len(heads), 1, figsize=(13, 3.3 * len(heads)), squeeze=False)
     meas = common.load_measured(args.measured, PROG)
-    summary, msummary = [], []
+    first = True
     for ax, (hq, hkv) in zip(axes[:, 0], heads):
         keys = [k for k in t if (k[2], k[3]) == (hq, hkv)]
         base = {k: t[k][fixed[0][1]]["predicted_us"] for k in keys}
@@ -72,11 +109,6 @@ def main():
         ax.set_xticklabels([k[1] for k in keys], rotation=45, ha="right", fontsize=8)
         ax.set_ylabel(f"{hq}/{hkv} heads\nspeedup over k=1", fontsize=9)
         ax.grid(True, axis="y", alpha=0.3)
-        vs_best = [min(t[k][l]["predicted_us"] for _, l in fixed) / t[k][GREEDY]["predicted_us"]
-                   for k in keys]
-        vs_one = [base[k] / t[k][GREEDY]["predicted_us"] for k in keys]
-        best_k = [min(fixed, key=lambda f: t[k][f[1]]["predicted_us"])[0] for k in keys]
-        summary.append(metrics(f"{hq}/{hkv}", vs_best, vs_one, best_k))
         # the measured batches of this head configuration (a subset of the simulated ones)
         mv = {}
         for x, k in zip(xs, keys):
@@ -85,20 +117,16 @@ def main():
                 mv[x] = m
         if mv:
             g1 = [mv[x][fixed[0][1]] / mv[x][GREEDY] for x in mv]
-            ax.plot(list(mv), g1, "kx", ms=8, label="greedy, H200 measured" if not msummary
-                    else None)
+            ax.plot(list(mv), g1, "kx", ms=8, label="greedy, H200 measured" if first else None)
             bestm = [min(mv[x][l] for _, l in fixed) for x in mv]
             ax.plot(list(mv), [mv[x][fixed[0][1]] / b for x, b in zip(mv, bestm)], "k_", ms=14,
-                    label="best fixed k, H200 measured" if not msummary else None)
-            msummary.append(metrics(f"{hq}/{hkv} ({len(mv)} batches)",
-                                    [b / mv[x][GREEDY] for x, b in zip(mv, bestm)], g1,
-                                    [min(fixed, key=lambda f: mv[x][f[1]])[0] for x in mv]))
+                    label="best fixed k, H200 measured" if first else None)
+            first = False
     axes[0, 0].legend(fontsize=8, ncol=len(fixed) + 1)
     fig.suptitle(f"FlashForge Fig. 9 reproduction: fixed division k vs greedy_division "
                  f"({common.footer(doc)})", fontsize=10)
     common.save(fig, args.output)
-    measured = f"; H200 measured: {'; '.join(msummary)}" if msummary else ""
-    print(f"{doc['experiment']}: " + "; ".join(summary) + measured + f" -> {args.output}")
+    print(f"{summarize(doc, meas)[1]} -> {args.output}")
 
 
 if __name__ == "__main__":

@@ -22,17 +22,34 @@ def issued(r):
     return r["plan_kv_bytes"] + r["plan_partial_bytes"]
 
 
+def reductions(doc):
+    """Per workload (file order): query-centric over greedy_division bytes as issued by the
+    plans, as reaching DRAM in the simulation, and the ideal (query-centric / unique KV)."""
+    t = common.table(doc)
+    keys = list(t)
+    return ([k[1] for k in keys], [issued(t[k][QC]) / issued(t[k][FF]) for k in keys],
+            [t[k][QC]["hbm_bytes"] / t[k][FF]["hbm_bytes"] for k in keys],
+            [t[k][QC]["sharing_ratio"] for k in keys])
+
+
+def summarize(doc):
+    """reductions() and the study's one summary line (./scripts/reproduce;
+    docs/reproductions.md through analysis/docnums)."""
+    names, red_issued, red_hbm, ideal = reductions(doc)
+    return (names, red_issued, red_hbm, ideal), (
+        f"{doc['experiment']}: reduction over {len(names)} workloads: issued bytes "
+        f"{min(red_issued):.2f}-{max(red_issued):.2f}x (mean {common.mean(red_issued):.2f}x); "
+        f"DRAM bytes {min(red_hbm):.2f}-{max(red_hbm):.2f}x (mean {common.mean(red_hbm):.2f}x); "
+        f"ideal {min(ideal):.2f}-{max(ideal):.2f}x")
+
+
 def main():
     args = common.parse_args("flashforge_memory", __doc__)
     doc = common.load(args.results_json, PROG)
     common.require(doc, PROG, QC, FF)
-    t = common.table(doc)
-    keys = list(t)
-    red_issued = [issued(t[k][QC]) / issued(t[k][FF]) for k in keys]
-    red_hbm = [t[k][QC]["hbm_bytes"] / t[k][FF]["hbm_bytes"] for k in keys]
-    ideal = [t[k][QC]["sharing_ratio"] for k in keys]
+    names, red_issued, red_hbm, ideal = reductions(doc)
     fig, ax = plt.subplots(figsize=(12, 4.5))
-    xs = range(len(keys))
+    xs = range(len(names))
     w = 0.28
     ax.bar([x - w for x in xs], ideal, w, label="query-centric / unique KV bytes (ideal)",
            color="0.75")
@@ -41,39 +58,43 @@ def main():
     ax.set_yscale("log")
     ax.axhline(1.0, color="k", lw=0.6)
     ax.set_xticks(list(xs))
-    ax.set_xticklabels([k[1] for k in keys], rotation=45, ha="right", fontsize=8)
+    ax.set_xticklabels(names, rotation=45, ha="right", fontsize=8)
     ax.set_ylabel("FlashDecoding bytes / FlashForge bytes")
     ax.grid(True, axis="y", which="both", alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(f"FlashForge Fig. 6 reproduction: global memory access reduction "
                  f"({common.footer(doc)})", fontsize=10)
     common.save(fig, args.output)
-    print(f"{doc['experiment']}: reduction over {len(keys)} workloads: issued bytes "
-          f"{min(red_issued):.2f}-{max(red_issued):.2f}x (mean {common.mean(red_issued):.2f}x); "
-          f"DRAM bytes {min(red_hbm):.2f}-{max(red_hbm):.2f}x (mean {common.mean(red_hbm):.2f}x); "
-          f"ideal {min(ideal):.2f}-{max(ideal):.2f}x -> {args.output}")
-    measured_dram(dict(zip([k[1] for k in keys], red_hbm)))
+    print(f"{summarize(doc)[1]} -> {args.output}")
+    measured_dram(dict(zip(names, red_hbm)))
+
+
+NCU_CSV = os.path.join(common.REPO, "results", "h200", "repro", "memory_ncu", "bytes.csv")
+
+
+def measured_bytes(path=NCU_CSV):
+    """{workload: (query_centric, greedy_division) DRAM bytes read + written} from the H200
+    Nsight Compute counters (results/h200/repro/run_memory_ncu.sh); {} without the file."""
+    if not os.path.exists(path):
+        return {}
+    by = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            by.setdefault(r["workload"], {})[r["scheduler"]] = (
+                float(r["dram_read_bytes"]) + float(r["dram_write_bytes"]))
+    return {w: (d["query_centric"], d["greedy_division"]) for w, d in by.items()
+            if "query_centric" in d and "greedy_division" in d}
 
 
 def measured_dram(sim_hbm):
-    """The H200 DRAM counters (results/h200/repro/run_memory_ncu.sh): per workload the
-    query-centric / greedy_division ratio of DRAM bytes read + written by anvil's kernels,
+    """Prints measured_bytes() per workload as the query-centric / greedy_division ratio,
     next to the simulated DRAM ratio (A100 spec)."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "results", "h200",
-                        "repro", "memory_ncu", "bytes.csv")
-    if not os.path.exists(path):
-        return
-    by = {}
-    for r in csv.DictReader(open(path)):
-        by.setdefault(r["workload"], {})[r["scheduler"]] = (
-            float(r["dram_read_bytes"]) + float(r["dram_write_bytes"]))
     red = []
-    for wname, d in by.items():
-        if "query_centric" in d and "greedy_division" in d:
-            red.append(d["query_centric"] / d["greedy_division"])
-            print(f"  measured H200 {wname:10s} DRAM GB qc {d['query_centric'] / 1e9:7.2f} "
-                  f"greedy {d['greedy_division'] / 1e9:7.2f} reduction {red[-1]:5.2f}x "
-                  f"(sim, A100 spec: {sim_hbm.get(wname, float('nan')):.2f}x)")
+    for wname, (qc, gd) in measured_bytes().items():
+        red.append(qc / gd)
+        print(f"  measured H200 {wname:10s} DRAM GB qc {qc / 1e9:7.2f} "
+              f"greedy {gd / 1e9:7.2f} reduction {red[-1]:5.2f}x "
+              f"(sim, A100 spec: {sim_hbm.get(wname, float('nan')):.2f}x)")
     if red:
         print(f"measured H200 DRAM reduction over {len(red)} workloads: "
               f"{min(red):.2f}-{max(red):.2f}x (mean {common.mean(red):.2f}x)")

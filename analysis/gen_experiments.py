@@ -187,7 +187,7 @@ def flat_batch(name, lengths):
 
 def flashinfer_balance():
     w = []
-    # 16-128 is the issue's range; 4 and 8 (an extension) are the small batches a request
+    # 16-128 are the batch sizes studied; 4 and 8 (an extension) are the small batches a request
     # rate of 1/s gives (FlashInfer Table 6's U(4096,16384) row).
     for b in [4, 8, 16, 32, 64, 128]:
         rng = random.Random(1000 + b)

@@ -45,6 +45,15 @@ def stats(t, labs):
     return out
 
 
+def summarize(doc):
+    """The study's numbers (stats() per baseline label) and its one summary line, which
+    ./scripts/reproduce prints and docs/reproductions.md quotes (analysis/docnums)."""
+    s = stats(common.table(doc), common.labels(doc))
+    parts = [f"{lab.split(' (')[0]} {100 * red:.1f}% (max {mx:.2f}x, PAT faster on {nwin}/{n}; "
+             f"19-20 {100 * flat:+.1f}%)" for lab, (red, mx, flat, nwin, n) in s.items()]
+    return s, f"{doc['experiment']}: PAT latency reduction on trees 1-18 vs " + "; ".join(parts)
+
+
 def main(study="pat_fig10"):
     args = common.parse_args(study, __doc__)
     doc = common.load(args.results_json, PROG)
@@ -77,11 +86,7 @@ def main(study="pat_fig10"):
     fig.suptitle(f"PAT Fig. 10 reproduction: latency(profit_pack) / latency (higher is better; "
                  f"{common.footer(doc)})", fontsize=10, y=0.995)
     common.save(fig, args.output)
-    s = stats(t, labs)
-    parts = [f"{lab.split(' (')[0]} {100 * red:.1f}% (max {mx:.2f}x, PAT faster on {nwin}/{n}; "
-             f"19-20 {100 * flat:+.1f}%)" for lab, (red, mx, flat, nwin, n) in s.items()]
-    print(f"{doc['experiment']}: PAT latency reduction on trees 1-18 vs " + "; ".join(parts) +
-          f" -> {args.output}")
+    print(f"{summarize(doc)[1]} -> {args.output}")
 
 
 if __name__ == "__main__":

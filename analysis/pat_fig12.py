@@ -16,10 +16,9 @@ PROG = "pat_fig12.py"
 BASE = "PAT"
 
 
-def main():
-    args = common.parse_args("pat_fig12", __doc__)
-    doc = common.load(args.results_json, PROG)
-    common.require(doc, PROG, BASE)
+def averages(doc):
+    """Per label, over the batches every label ran: mean predicted µs, mean DRAM bytes and
+    mean plan bytes (KV loads + partial states); and how many batches that is."""
     labs = common.labels(doc)
     t = common.table(doc)
     keys = [k for k in t if all(l in t[k] for l in labs)]
@@ -30,6 +29,25 @@ def main():
     lat = {l: avg(l, lambda r: r["predicted_us"]) for l in labs}
     hbm = {l: avg(l, lambda r: r["hbm_bytes"]) for l in labs}
     plan = {l: avg(l, lambda r: r["plan_kv_bytes"] + r["plan_partial_bytes"]) for l in labs}
+    return lat, hbm, plan, len(keys)
+
+
+def summarize(doc):
+    """Per ablation label, (latency, DRAM bytes) relative to PAT minus 1; and the study's one
+    summary line (./scripts/reproduce, docs/reproductions.md through analysis/docnums)."""
+    lat, hbm, _, _ = averages(doc)
+    rel = {l: (lat[l] / lat[BASE] - 1, hbm[l] / hbm[BASE] - 1) for l in lat if l != BASE}
+    parts = [f"{l} {100 * a:+.1f}% latency, {100 * b:+.1f}% DRAM bytes"
+             for l, (a, b) in rel.items()]
+    return rel, f"{doc['experiment']}: vs PAT: " + "; ".join(parts)
+
+
+def main():
+    args = common.parse_args("pat_fig12", __doc__)
+    doc = common.load(args.results_json, PROG)
+    common.require(doc, PROG, BASE)
+    labs = common.labels(doc)
+    lat, hbm, plan, nkeys = averages(doc)
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
     xs = range(len(labs))
     a.bar(xs, [lat[l] for l in labs], color=["C4"] + ["C0"] * (len(labs) - 1))
@@ -51,12 +69,10 @@ def main():
         ax.set_xticks(list(xs))
         ax.set_xticklabels(labs, rotation=20, fontsize=8)
         ax.grid(True, axis="y", alpha=0.3)
-    fig.suptitle(f"PAT Fig. 12 reproduction over {len(keys)} batches ({common.footer(doc)})",
+    fig.suptitle(f"PAT Fig. 12 reproduction over {nkeys} batches ({common.footer(doc)})",
                  fontsize=10)
     common.save(fig, args.output)
-    parts = [f"{l} {100 * (lat[l] / lat[BASE] - 1):+.1f}% latency, "
-             f"{100 * (hbm[l] / hbm[BASE] - 1):+.1f}% DRAM bytes" for l in labs if l != BASE]
-    print(f"{doc['experiment']}: vs PAT: " + "; ".join(parts) + f" -> {args.output}")
+    print(f"{summarize(doc)[1]} -> {args.output}")
 
 
 if __name__ == "__main__":

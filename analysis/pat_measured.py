@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Measured H200 columns for PAT Figure 10 and Figure 12 (issue 7, studies 1-2).
+"""Measured H200 columns for PAT Figure 10 and Figure 12 (docs/reproductions.md, studies 1-2).
 
 Reads results/h200/validation/pat/validation.csv, written by
-`anvil validate experiments/validate_pat.json --trace` on the H200 (docs/gpu-notes.md,
-2026-11-21, engineer "validate", device call 2 of 2): one row per (batch, heads, scheduler)
-with the measured kernel time `measured_us` (median of the repeats) next to the prediction.
+`anvil validate experiments/validate_pat.json --trace` on the H200 (that folder's README.md):
+one row per (batch, heads, scheduler) with the measured kernel time `measured_us` (median of
+the repeats) next to the prediction. docs/reproductions.md quotes its numbers through
+analysis/docnums/reproductions.py, which calls load(), fig10_summary() and keys_for().
 
 Prints, per head configuration, every scheduler's measured latency normalised to PAT
 (`profit_pack`, label "pat") as a geometric mean over the 20 trees (PAT Fig. 10 style), the
@@ -103,10 +104,9 @@ TILES = os.path.join(ROOT, "results/h200/repro/pat_tiles/validation.json")
 
 def tile_fix(path):
     """Trees 19-20 diagnosis (docs/reproductions.md, study 1): profit_pack with the
-    occupancy-aware KV-tile choice ("pat") against the same without it ("pat-occupancy-off",
-    the plan measured 1.70x slower than query_centric on tree 20 with the first kernels) and query_centric ("qc"),
-    from `anvil validate experiments/repro_h200_pat_tiles.json` (results/h200/repro/
-    run_repro.sh). Prints nothing when that file is absent."""
+    occupancy-aware KV-tile choice ("pat") against the same without it ("pat-occupancy-off")
+    and query_centric ("qc"), from `anvil validate experiments/repro_h200_pat_tiles.json`
+    (results/h200/repro/run_repro.sh). Prints nothing when that file is absent."""
     if not os.path.exists(path):
         return
     import json

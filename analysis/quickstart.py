@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Figure of the quickstart experiment: predicted time of every scheduler per tree against
-the bandwidth floor (unique KV bytes / HBM bandwidth), log scale. Reads the results.json
+the roofline floor (the larger of unique KV bytes / HBM bandwidth and attention FLOPs /
+tensor rate), log scale. Reads the results.json
 that `anvil run experiments/quickstart.json` writes; prints the PNG's path."""
 import argparse
 import json
@@ -49,7 +50,7 @@ def main():
     for r in rows:
         floor[(r["gpu"], r["workload"], r["hq"], r["hkv"])] = r["floor_us"]
     ax.plot(xs, [floor[b] for b in batches], "k_", markersize=14, mew=2,
-            label="floor (unique KV / HBM bw)")
+            label="roofline floor")
     markers = "os^vD<>ph*"
     for i, s in enumerate(scheds):
         pts = {(r["gpu"], r["workload"], r["hq"], r["hkv"]): r["predicted_us"]

@@ -1,4 +1,4 @@
-"""Figures and inputs of issue 6's validation (docs/validation.md).
+"""Figures and inputs of the validation (docs/validation.md).
 
   figures DIR [DIR ...] [-o OUTDIR]
       DIR holds validation.json of `anvil validate`; writes OUTDIR/validation_scatter.png
@@ -137,7 +137,7 @@ def seeds(args):
     digest = hashlib.sha256(open(args.profile, "rb").read()).hexdigest()
     exp = {
         "name": "validate-random",
-        "description": (f"Issue 6 held-out validation: {args.n} seeded random forests, never "
+        "description": (f"Held-out validation: {args.n} seeded random forests, never "
                         f"seen by the profile or any tuning. Seeds derived after the profile "
                         f"was committed: `python3 analysis/validation.py seeds {args.profile}` "
                         f"(SHA-256 {digest[:16]}... of that file)."),

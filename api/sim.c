@@ -32,11 +32,13 @@ int anvil_simulate(anvil_target_t *t, const anvil_plan_t *p, const char *model,
   memset(&r, 0, sizeof r);
   if (!rc) rc = av_sim_run(&cfg, p->p, w, &t->gpu, t->vs, cost, &r, tl ? &tl->tl : NULL, &e);
   if (!rc) {
+    av_floor_t f;
+    av_workload_floor(w, &t->gpu, &f);
     *out = (anvil_sim_result_t){
         .predicted_us = r.makespan_us, .partial_us = r.partial_us, .merge_us = r.merge_us,
-        .floor_us = av_workload_floor_us(w, av_gpu_hbm_bw_GBps(&t->gpu)),
-        .hbm_bytes = r.hbm_bytes, .l2_bytes = r.l2_bytes,
-        .achieved_bw_GBps = r.achieved_bw_GBps, .bubble_frac = r.bubble_frac};
+        .floor_us = f.us, .hbm_bytes = r.hbm_bytes, .l2_bytes = r.l2_bytes,
+        .achieved_bw_GBps = r.achieved_bw_GBps, .bubble_frac = r.bubble_frac,
+        .floor_mem_us = f.mem_us, .floor_compute_us = f.compute_us};
     if (timeline) *timeline = tl;
   } else {
     anvil_timeline_destroy(tl);

@@ -1,6 +1,6 @@
 /* How fast the SMs can stream KV-sized tiles into shared memory by bulk async copies (the
  * TMA path of kernels/attn_tma.cuh), from L2 and from DRAM, as a function of the bytes each
- * SM keeps in flight (issue 5, prefix16k's root: is it bound by the L2's bandwidth or by the
+ * SM keeps in flight (prefix16k's root, docs/kernels.md: is it bound by the L2's bandwidth or by the
  * latency of its two-stage ring?). One warp per CTA; lane 0 streams TILES tiles of TILE bytes
  * through an S-stage ring, each tile as TILE/4096 bulk copies completing on the stage's
  * mbarrier, and refills a stage as soon as its previous tile has landed (no math).

@@ -1,4 +1,4 @@
-/* Tensor-core ceiling for the attention kernels (issue 5): the rate of mma.sync m16n8k16
+/* Tensor-core ceiling for the attention kernels: the rate of mma.sync m16n8k16
  * (fp16 in, fp32 accumulate; the instruction kernels/attn.cuh uses) when nothing else limits
  * it. Each warp keeps 8 independent accumulators busy for ITERS steps; grid = SMs x BLOCKS CTAs
  * of WARPS warps. Prints TFLOP/s per (warps per SM) so the rate at the attention kernels'

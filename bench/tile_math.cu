@@ -1,4 +1,4 @@
-/* The math ceiling of the m64 wgmma attention tile (issue 5, prefix16k's root): the kernels'
+/* The math ceiling of the m64 wgmma attention tile (prefix16k's root, docs/kernels.md): the kernels'
  * own QK^T, online softmax and PV (kernels/attn.cuh: wg_qk, tile_softmax_pv) on one K/V tile
  * that stays in shared memory, so no copy, page lookup or wait for data limits them. Each CTA
  * is one warpgroup of 64 query rows looping ITERS times over its tile, with the real kernel's
@@ -7,7 +7,8 @@
  *   AHEAD  1: QK^T of the next tile issued before this tile's softmax (attn_item_wg's order);
  *   MODE   0: the kernels' softmax; 1: P = S packed with no softmax (the two GEMMs alone).
  * Prints TFLOP/s per configuration (4 * 64 * N * 128 FLOP per tile and warpgroup). What the
- * attention kernel gets on the same tile (prefix16k's root, alone) is in docs/gpu-notes.md.
+ * attention kernel gets on the same tile (prefix16k's root, alone) is in
+ * docs/kernels.md#targets-and-limits.
  * Build and run on the GPU machine:
  *   nvcc -O3 -std=c++17 -arch=sm_90a -I. bench/tile_math.cu -o tile_math && ./tile_math */
 #include <cstdio>

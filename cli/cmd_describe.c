@@ -99,6 +99,11 @@ int av_cmd_describe(int argc, char **argv) {
   printf("ratio (query-centric / unique): %.3f\n", s.sharing_ratio);
   printf("floor on %s (%.0f GB/s): %.3f us unique, %.3f us query-centric\n", gpu.name, bw,
          av_workload_floor_us(w, bw), bw > 0 ? s.query_centric_kv_bytes / (bw * 1e3) : 0.0);
+  av_floor_t f;
+  av_workload_floor(w, &gpu, &f);
+  printf("attention: %.3f GFLOP, %.3f us at %.0f TFLOP/s; roofline floor %.3f us (%s-bound)\n",
+         av_workload_flops(w) / 1e9, f.compute_us, gpu.fp16_tensor_tflops, f.us,
+         f.compute_us > f.mem_us ? "compute" : "memory");
   av_workload_destroy(w);
   return 0;
 }

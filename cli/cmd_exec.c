@@ -5,7 +5,7 @@
  * --out (JSON) and --csv once everything ran; a failed verification makes the exit status 2.
  * The device is identified first (validation/device_id.h) and plans are made for its GPU
  * spec, which the experiment must list: a plan for one GPU is never run and reported as
- * another's. */
+ * another's (docs/validation.md). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,7 +109,8 @@ static int parse_args(int argc, char **argv, exec_opts_t *o, int *help, av_error
   return AV_OK;
 }
 
-/* fp16 and bf16 tolerances (fp16/bf16 rounding of P and the output). */
+/* fp16 and bf16 tolerances (docs/kernels.md#correctness): fp16/bf16 rounding of P and the
+ * output. */
 static double tolerance(av_dtype_t t) { return t == AV_DTYPE_BF16 ? 1e-2 : 2e-3; }
 
 static int row_pass(const exec_row_t *row, const av_exec_opts_t *eo) {

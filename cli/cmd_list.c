@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
@@ -44,11 +45,18 @@ static int list_gpus(av_error_t *err) {
   for (int i = 0; i < n && !rc; i++) {
     av_gpu_t g;
     rc = av_gpu_load(names[i], NULL, &g, err);
-    if (!rc)
-      printf("  %-16s sm_%d, %3d SMs, HBM %6.0f GB/s (model), L2 %3.0f MiB  %s\n", g.name,
-             g.sm_arch, g.sm_count, av_gpu_hbm_bw_GBps(&g), g.l2_bytes / (1024.0 * 1024.0),
-             g.description);
+    if (rc) break;
+    /* measured (a profile and a calibrated spec from `anvil profile`) or the datasheet alone */
+    char prof[1100];
+    snprintf(prof, sizeof prof, "%s/profiles/%s.json", av_data_dir(), g.name);
+    const int measured = access(prof, R_OK) == 0;
+    printf("  %-16s sm_%d, %3d SMs, HBM %6.0f GB/s (model), L2 %3.0f MiB, %s  %s\n", g.name,
+           g.sm_arch, g.sm_count, av_gpu_hbm_bw_GBps(&g), g.l2_bytes / (1024.0 * 1024.0),
+           measured ? "profiled" : "spec only", g.description);
   }
+  printf("  (profiled: profiles/<gpu>.json measured by `anvil profile`; spec only: datasheet\n"
+         "   numbers, never measured here, so predictions carry the uncalibrated error of\n"
+         "   docs/validation.md#uncalibrated)\n");
   for (int i = 0; i < n; i++) free(names[i]);
   free(names);
   return rc;

@@ -1,4 +1,4 @@
-/* `anvil profile`: identifies the CUDA device, measures it with the
+/* `anvil profile` (docs/validation.md): identifies the CUDA device, measures it with the
  * profiler (validation/profile.h) and writes profiles/<gpu>.json (the `profile` cost model's
  * table), profiles/<gpu>.spec.json (the GPU spec with measured figures, used by `anvil
  * validate`) and profiles/<gpu>.details.json. Nothing is written unless every measurement

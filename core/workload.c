@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/workload_internal.h"
+#include "core/gpu.h"
 
 const char *av_dtype_name(av_dtype_t t) {
   switch (t) {
@@ -375,6 +376,22 @@ void av_workload_stats(const av_workload_t *w, av_workload_stats_t *out) {
   out->sharing_ratio = out->unique_kv_tokens
                            ? (double)out->query_centric_kv_tokens / out->unique_kv_tokens
                            : 0.0;
+}
+
+double av_workload_flops(const av_workload_t *w) {
+  if (!w) return 0.0;
+  av_workload_stats_t s;
+  av_workload_stats(w, &s);
+  return 4.0 * (double)w->heads.hq * (double)w->heads.head_dim *
+         (double)s.query_centric_kv_tokens;
+}
+
+void av_workload_floor(const av_workload_t *w, const av_gpu_t *g, av_floor_t *out) {
+  const double tflops = g ? g->fp16_tensor_tflops : 0.0;
+  out->mem_us = g ? av_workload_floor_us(w, av_gpu_hbm_bw_GBps(g)) : 0.0;
+  /* TFLOP/s = 1e6 FLOP/us */
+  out->compute_us = tflops > 0 ? av_workload_flops(w) / (tflops * 1e6) : 0.0;
+  out->us = out->mem_us > out->compute_us ? out->mem_us : out->compute_us;
 }
 
 double av_workload_floor_us(const av_workload_t *w, double bandwidth_GBps) {

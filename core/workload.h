@@ -128,5 +128,17 @@ void av_trace_destroy(av_trace_t *t);
 void av_workload_stats(const av_workload_t *w, av_workload_stats_t *out);
 /* Bandwidth floor: unique KV bytes / bandwidth (GB/s), in microseconds. */
 double av_workload_floor_us(const av_workload_t *w, double bandwidth_GBps);
+/* Attention FLOPs of the batch: QK^T and PV over every request's path, all query heads
+ * (4 x hq x d x path tokens). */
+double av_workload_flops(const av_workload_t *w);
+
+/* The roofline floor (docs/design.md#numbers-that-matter): unique KV bytes over the HBM
+ * bandwidth (mem_us) and attention FLOPs over the dense fp16 tensor rate (compute_us); us is
+ * the larger. A rate of 0 leaves its part 0. */
+typedef struct av_floor {
+  double mem_us, compute_us, us;
+} av_floor_t;
+struct av_gpu;
+void av_workload_floor(const av_workload_t *w, const struct av_gpu *g, av_floor_t *out);
 
 #endif

@@ -32,11 +32,11 @@ typedef struct av_item_cost {
   double hbm_bytes;       /* bytes the item moves (KV, Q, outputs/partials) for one KV head */
   double flops;           /* FLOPs the item executes (padded to its tile where it applies) */
   double slowdown;        /* factor on the item's streaming time when q.coresident CTAs share
-                             its SM (a measured co-residency curve, docs/validation.md);
+                             its SM (a measured co-residency curve, docs/simulator.md#co-residency);
                              0 = the model has no such figure (the engine then uses 1) */
   double start_us;        /* extra time of a CTA that starts together with q.starting CTAs
                              (their prologues queue in the memory system; a measured first-
-                             wave cost, docs/validation.md); 0 = none */
+                             wave cost, docs/simulator.md#a-launchs-first-wave); 0 = none */
 } av_item_cost_t;
 
 /* Everything a cost model may look at besides the query. */

@@ -106,7 +106,7 @@ static const profile_table_t *find_table(const profile_state_t *s, const av_tile
  * tables with their interpolation, curves, merge and start measurements. */
 static int profile_setup(av_profile_doc_t *d, const av_cost_env_t *env, int check_gpu,
                          const char *source, profile_state_t *s, av_error_t *err) {
-  /* A profile measured on one GPU is never applied to another (issue 5). */
+  /* A profile measured on one GPU is never applied to another. */
   if (check_gpu && strcmp(d->gpu, env->gpu->name) != 0)
     return av_error_set(err, AV_ERR_MISMATCH, source, "gpu",
                         "profile was measured on '%s' but the experiment's GPU is '%s'; "
@@ -244,8 +244,8 @@ static void details_path(const char *path, char *out, size_t n) {
   snprintf(out, n, "%.*s.details.json", (int)len, path);
 }
 
-/* The start cost from the profile's "start" key, else (profiles measured before session
- * 11) from the queue step in the details file next to it, else none; then the co-residency
+/* The start cost from the profile's "start" key, else (profiles measured without the start
+ * step) from the queue step in the details file next to it, else none; then the co-residency
  * curves discounted by it (profile_start.h). A details file that cannot be read is no start
  * cost; one whose queue key is malformed is an error naming it. */
 static int start_setup(profile_state_t *s, const av_cost_env_t *env, const char *path,

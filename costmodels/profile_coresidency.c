@@ -2,7 +2,7 @@
  * interpolation, and the slowdown at k co-resident CTAs, linear in k between the measured
  * points (GSL gsl_interp_linear). Why a curve at all: CTAs sharing an SM share its issue
  * slots, load/store units and shared-memory bandwidth, so each streams slower than alone even
- * when HBM has room (docs/validation.md, "Co-residency"). */
+ * when HBM has room (docs/simulator.md#co-residency). */
 #include "costmodels/profile_coresidency.h"
 
 #include <math.h>

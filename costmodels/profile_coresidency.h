@@ -1,4 +1,4 @@
-/* The co-residency curves of the profile file (docs/validation.md, "Co-residency"; read by
+/* The co-residency curves of the profile file (docs/simulator.md#co-residency; read by
  * profile_format/): per kernel variant, how much longer a CTA streams its KV when k CTAs
  * share its SM, measured by `anvil profile` with grids of exactly k identical CTAs per SM.
  * The `profile` cost model (costmodels/profile.c) hands the curve to the engine through

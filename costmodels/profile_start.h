@@ -1,14 +1,14 @@
-/* The first-wave start cost (docs/validation.md, "The first-wave start cost"): a CTA that
+/* The first-wave start cost (docs/simulator.md#a-launchs-first-wave): a CTA that
  * starts together with many others takes longer than alone, beyond what the engine's
  * bandwidth sharing gives it: every starting CTA issues its dependent prologue loads (queue or
  * item record, block table, queries, its first KV tiles) at the same moment, and they queue
  * behind each other in the memory system. Measured by `anvil profile` and read by the
  * `profile` cost model (costmodels/profile.c), which hands the engine the extra time of a CTA
  * starting with q.starting others (av_item_cost_t.start_us). Two sources:
- *   - the profile file's "start" key (the profiler's start step, session 11): grids of
+ *   - the profile file's "start" key (the profiler's start step): grids of
  *     k x SMs one-item CTAs, each on its own short root, at one query row and at the tile's
  *     m, against the same CTA alone (C);
- *   - else the .details.json file's "queue" key (the queue step, session 7): a full wave of
+ *   - else the .details.json file's "queue" key (the queue step): a full wave of
  *     persistent queues' first items against one queue alone.
  * profile_format/ reads both; this file derives the cost from them and interpolates (the
  * derivation needs the C tables and curves, which costmodels/profile.c hands it). Not a

@@ -1,7 +1,7 @@
 /* Plans, checks and simulates a block-table batch through the installed libanvil:
  *   cc plan_block_table.c $(pkg-config --cflags --libs anvil) -o plan_block_table
  * Eight requests share a 64-token system prompt (4 blocks of 16) and each has 20 tokens of
- * its own; every scheduler plans the batch, the checker proves each plan exact, the fp64
+ * its own; every registered scheduler plans the batch, the checker proves each plan exact, the fp64
  * reference runs it, and the simulator predicts its time on the H100. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,21 +35,21 @@ int main(void) {
   anvil_workload_info(w, &info);
   printf("batch: %d requests, %d nodes, sharing ratio %.2f (data: %s)\n", info.requests,
          info.nodes, info.sharing_ratio, anvil_data_dir());
-  const char *schedulers[] = {"query_centric", "node_naive", "profit_pack", "greedy_division"};
   int rc = 0;
-  for (size_t i = 0; !rc && i < sizeof schedulers / sizeof schedulers[0]; i++) {
+  const char *name;
+  for (int i = 0; !rc && (name = anvil_scheduler_name(i)) != NULL; i++) {
     anvil_plan_t *p = NULL;
     anvil_sim_result_t sim;
     double rel = 0;
     anvil_plan_counts_t n;
-    if (anvil_plan(t, w, schedulers[i], NULL, 0, &p, &err) || anvil_plan_check(p, &err) ||
+    if (anvil_plan(t, w, name, NULL, 0, &p, &err) || anvil_plan_check(p, &err) ||
         anvil_plan_reference(p, 1, 16, 0, &rel, &err) ||
         anvil_simulate(t, p, "engine", &sim, NULL, &err)) {
       rc = fail(&err);
     } else {
       anvil_plan_counts(p, &n);
       printf("%-16s %3d items  exact (fp64 rel err %.1e)  predicted %7.2f us  floor %5.2f us\n",
-             schedulers[i], n.items, rel, sim.predicted_us, sim.floor_us);
+             name, n.items, rel, sim.predicted_us, sim.floor_us);
     }
     anvil_plan_destroy(p);
   }

@@ -1,8 +1,10 @@
 /* The partial-attention CTA body shared by the partial, persistent and decode kernels: one
  * plan item's query rows (queries x GQA group, head-group fusion) against its KV segments,
- * read from the paged cache with cp.async into a double buffer, QK^T and PV on tensor cores
- * (mma.sync m16n8k16, fp32 accumulate), online softmax in fp32 (FlashAttention-2 style), and
- * either the final output or a partial state (O, lse) for the merge (PAT §4; FlashInfer §3). */
+ * read from the paged cache into an S-stage ring (cp.async, or TMA on sm_90a: attn_tma.cuh),
+ * QK^T and PV on tensor cores (mma.sync m16n8k16, or wgmma for the m64 tiles on sm_90a:
+ * attn_wgmma.cuh; fp32 accumulate), online softmax in fp32 (FlashAttention-2 style), and
+ * either the final output or a partial state (O, lse) for the merge (PAT §4; FlashInfer §3).
+ * docs/kernels.md#the-tile-family describes the family. */
 #ifndef AV_ATTN_CUH
 #define AV_ATTN_CUH
 
@@ -25,11 +27,10 @@ namespace av {
  * only by other CTAs. MINB is the CTAs per SM that __launch_bounds__ asks registers to allow:
  * what the shared memory allows on sm_90, capped at 3 for m16/m32 tiles (register-light,
  * latency-bound: more CTAs hide more latency; 6 for m16 n32, 64 threads) and at 2 for m64
- * tiles on mma.sync, whose math runs faster with registers to spare than with a third CTA
- * (measured on the H200, docs/gpu-notes.md "kernel A/B 2": PAT tree 3's root 12 % faster,
- * prefix16k 19 % faster than with the cap at 3). On wgmma (sm_90a) the m64 tiles fit 168
- * registers without spilling and run faster three to an SM (session 9, call 8: 0.959x the
- * time per batch; session 11 with TMA copies: geomean over SDPA 3.56x against 3.34x). */
+ * tiles on mma.sync, whose math runs faster with registers to spare than with a third CTA.
+ * On wgmma (sm_90a) the m64 tiles fit 168 registers without spilling and run faster three to
+ * an SM. Each cap is the faster of the settings measured on the H200
+ * (docs/kernels.md#alternatives-measured). */
 #ifndef AV_MINB_CAP
 #define AV_MINB_CAP(M, N, WG) ((M) >= 64 ? ((WG) ? 3 : 2) : (M) == 16 && (N) <= 32 ? 6 : 3)
 #endif
@@ -53,7 +54,7 @@ template <int M, int N, int D> struct geom {
    * other tiles, as mma.sync on row-major padded tiles, V at N rows of pitch P. A stage has
    * the padded size either way, so the host's launch and the device's layout agree. (Sizing
    * the m64 n64 stages unpadded on a 90a-only build gave it three stages and QK^T a tile
-   * ahead: no faster on the H200, docs/gpu-notes.md session 9, call 2.) */
+   * ahead: no faster on the H200, docs/kernels.md#alternatives-measured.) */
   static constexpr bool WG = AV_HAVE_WGMMA && WM == 4 && WN == 1;
   /* On sm_90a every tile is kept swizzled, so every tile can be copied by TMA
    * (attn_tma.cuh); mma.sync reads it with ldmatrix at permuted addresses (kv_at). */

@@ -97,13 +97,11 @@ using tile_cursor = tile_cursor_t<false>;
  * starts the tile's cp.async copies without waiting on the block table. A row's block and
  * in-block offset follow from the previous row's by adding RS = rs_q blocks + rs_r tokens
  * with one conditional carry (rs_r < block size), so neither side loops or divides per row:
- * one division per tile. Per-row carry loops made the loader ~40 % of the m64 tile's
- * instructions; without them the best plans got 0.93x faster (docs/gpu-notes.md, session 7,
- * call 3). At d 128 a thread copies two chunks of each row, c and c + 8, one in each 128-byte
- * line, so a row's address arithmetic serves four copies while every copy instruction of a
- * warp still reads whole lines (the arithmetic was half the wgmma tile's instructions,
- * gpu-notes session 9, call 2). Four consecutive chunks a thread (session 7) read half of
- * each sector per instruction and lost bandwidth. */
+ * one division per tile (per-row carry loops had made the loader a large share of the m64
+ * tile's instructions). At d 128 a thread copies two chunks of each row, c and c + 8, one in
+ * each 128-byte line, so a row's address arithmetic serves four copies while every copy
+ * instruction of a warp still reads whole lines. Four consecutive chunks a thread read half
+ * of each sector per instruction and lost bandwidth (docs/kernels.md#alternatives-measured). */
 template <typename T, int N, int D, int NT, bool SWZ = false> struct kv_loader {
   static constexpr int CPR = D / 8;            /* 16-byte chunks per token row */
   static constexpr int CPT = D >= 128 ? 2 : 1; /* chunks a thread copies per row */
@@ -125,9 +123,9 @@ template <typename T, int N, int D, int NT, bool SWZ = false> struct kv_loader {
    * first or second halves). Row-major padded tiles put a row at pitch P; swizzled tiles
    * (attn_wgmma.cuh, wg_off) put each 128-byte line in one 128-byte row of shared memory with
    * its chunks permuted, so the copies' shared-memory writes take the ideal wavefronts (the
-   * session-8 core-matrix order, 8 tokens x 4 chunks a warp, took 5.4x the wavefronts and 2x
-   * the L2 sectors: docs/gpu-notes.md, session 9). RS is a multiple of 8, so a thread's rows
-   * keep row0 % 8 and its chunk's permuted slot. */
+   * no-swizzle core-matrix order, 8 tokens x 4 chunks a warp, took 5.4x the wavefronts and
+   * 2x the L2 sectors: docs/kernels.md#alternatives-measured). RS is a multiple of 8, so a
+   * thread's rows keep row0 % 8 and its chunk's permuted slot. */
   __device__ __forceinline__ void init(int tid, int bs) {
     row0 = tid / TPR;
     col = (tid % TPR) * 8;

@@ -5,7 +5,7 @@
  *
  * Why: with cp.async every thread of a CTA issues its share of a tile's 16-byte copies and
  * computes their addresses. On the H200 that was about half of the m64 wgmma tile's ~500
- * instructions per warp and tile (docs/gpu-notes.md, session 9, call 2), issued by the same
+ * instructions per warp and tile (counted in its SASS), issued by the same
  * warps that run the softmax. FlashAttention-3 (§3.1) has a producer issue TMA copies so
  * the consumers only compute. Here the copies of a tile are a handful of TMA instructions
  * from the first lanes of warp 0, one per (block-table page, 64-dim half, K or V), each landing

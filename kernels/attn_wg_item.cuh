@@ -2,11 +2,10 @@
  * overlap of softmax and the two GEMMs): iteration t issues tile t+1's QK^T as an asynchronous
  * wgmma group, then runs tile t's softmax on the CUDA cores while the tensor cores compute it,
  * then tile t's PV. The synchronous order (QK^T, wait, softmax, PV, wait) leaves the tensor
- * cores idle during every softmax, and with two CTAs per SM the other CTA does not cover it:
- * on the H200 the m64 plans ran up to 1.4x slower than with mma.sync that way (docs/gpu-notes.md,
- * session 8). Needs three KV stages (tile t computed, t+1 read by the early QK^T, t+2 copied),
- * so it serves the m64 tiles with S = 3 (n32, n64); m64 n128 keeps the synchronous order.
- * Included by attn.cuh. */
+ * cores idle during every softmax; this order runs them under it (the tile's math alone with
+ * either order: docs/kernels.md#targets-and-limits). Needs three KV stages (tile t computed,
+ * t+1 read by the early QK^T, t+2 copied), so it serves the m64 tiles with S = 3 (n32 at
+ * d 128, n64 at d 64); the others keep the synchronous order. Included by attn.cuh. */
 #ifndef AV_ATTN_WG_ITEM_CUH
 #define AV_ATTN_WG_ITEM_CUH
 

@@ -16,8 +16,9 @@
  * V is B of PV in MN-major form (transposed): the 64-dim halves LBO = N*128 bytes apart,
  * 8-token groups SBO = 1024 bytes apart, k-steps of 16 tokens 2048 bytes apart. The loader
  * writes a cache line (a token's half) into one such row: no bank conflict, whole lines read.
- * (Session 8's no-swizzle core-matrix layout needed 8 tokens x 4 chunks per warp request:
- * 5.4x the ideal shared-memory wavefronts and 2x the L2 sectors, docs/gpu-notes.md session 9.)
+ * (A no-swizzle core-matrix layout needs 8 tokens x 4 chunks per warp request: on the H200
+ * 5.4x the ideal shared-memory wavefronts and 2x the L2 sectors,
+ * docs/kernels.md#alternatives-measured.)
  */
 #ifndef AV_ATTN_WGMMA_CUH
 #define AV_ATTN_WGMMA_CUH

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Writes kernels/variants.json: every compiled kernel variant per architecture with the
-registers, shared memory (static from ptxas + the dynamic bytes its launcher requests),
-threads and spills. Inputs: the variant table printed by av_variant_table (JSON lines) and
-the ptxas -v reports kept by ptxas_log.sh next to each object. Rewrites the output only
-when its content changes, so a rebuild does not touch the checked-in file."""
+"""Writes the variant table of a CUDA build (<build>/kernels/variants.json): every compiled
+kernel variant per architecture with the registers, shared memory (static from ptxas + the
+dynamic bytes its launcher requests), threads and spills. Inputs: the variant table printed
+by av_variant_table (JSON lines) and the ptxas -v reports kept by ptxas_log.sh next to each
+object. Rewrites the output only when its content changes; `cmake --build <build>
+--target update-variants` copies it to the tracked kernels/variants.json
+(docs/kernels.md#the-variant-table)."""
 import argparse
 import glob
 import json

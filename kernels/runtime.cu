@@ -100,10 +100,10 @@ extern "C" int av_kern_attn_launch(const av_kern_variant_t *v, const av_kern_bat
   return 0;
 }
 
-/* The TMA maps of the m64 wgmma tiles (kernels/attn_tma.cuh): the cache [n_blocks][hkv][bs][d]
- * seen as pages (n_blocks * hkv) of bs rows of d elements; a box is one page's `rows` tokens
- * (at most 32, so that every tile of 32, 64 or 128 tokens is whole boxes) by 64 dims, landing
- * in the 128-byte swizzle the wgmma descriptors read. The encoder comes from the driver by
+/* The TMA maps of the KV cache for every tile on sm_90a (kernels/attn_tma.cuh): the cache
+ * [n_blocks][hkv][bs][d] seen as pages (n_blocks * hkv) of bs rows of d elements; a box is
+ * one page's `rows` tokens (at most 32, so that every tile of 32, 64 or 128 tokens is whole
+ * boxes) by 64 dims, landing in the 128-byte swizzle the wgmma descriptors and ldmatrix read. The encoder comes from the driver by
  * entry point, so the library needs no link to libcuda. */
 extern "C" int av_kern_kv_maps(const av_kern_batch_t *b, int32_t n_blocks, void **maps,
                                int *rows) {

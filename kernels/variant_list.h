@@ -1,5 +1,5 @@
 /* The attention variants compiled, per head dim: X(kind, body, m, n). Only the tiles the
- * schedulers choose among are instantiated (issue 5: m in {16,32,64}, n in {32,64,128} at
+ * schedulers choose among are instantiated (m in {16,32,64}, n in {32,64,128} at
  * head dim 128; a smaller set at 64), which keeps CI's CUDA build within minutes on 2 cores. */
 #ifndef AV_VARIANT_LIST_H
 #define AV_VARIANT_LIST_H

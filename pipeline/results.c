@@ -73,9 +73,11 @@ static json_t *row_json(const av_experiment_t *e, const av_result_row_t *x) {
   json_object_set_new(o, "sharing_ratio", json_real(x->ws.sharing_ratio));
   json_object_set_new(o, "plan_kv_bytes", json_real(x->ps.kv_bytes));
   json_object_set_new(o, "plan_partial_bytes", json_real(x->ps.partial_bytes));
-  json_object_set_new(o, "floor_us", json_real(x->floor_us));
+  json_object_set_new(o, "floor_us", json_real(x->floor.us));
+  json_object_set_new(o, "floor_mem_us", json_real(x->floor.mem_us));
+  json_object_set_new(o, "floor_compute_us", json_real(x->floor.compute_us));
   json_object_set_new(o, "predicted_us", json_real(x->predicted_us));
-  json_object_set_new(o, "ratio_to_floor", json_real(ratio(x->predicted_us, x->floor_us)));
+  json_object_set_new(o, "ratio_to_floor", json_real(ratio(x->predicted_us, x->floor.us)));
   json_object_set_new(o, "partial_us", json_real(x->partial_us));
   json_object_set_new(o, "merge_us", json_real(x->merge_us));
   json_object_set_new(o, "hbm_bytes", json_real(x->hbm_bytes));
@@ -284,7 +286,7 @@ void av_results_print(FILE *f, const av_experiment_t *e, const av_results_t *r,
     fprintf(f, "%-16s %-7s %-16s %7d %11.2f %11.2f %6.2f %10.2f %12.2f %8.2f\n",
             e->batches[x->batch].name, heads, e->scheds[x->sched].label, x->ps.items,
             x->ws.unique_kv_bytes / MB, x->ws.query_centric_kv_bytes / MB, x->ws.sharing_ratio,
-            x->floor_us, x->predicted_us, ratio(x->predicted_us, x->floor_us));
+            x->floor.us, x->predicted_us, ratio(x->predicted_us, x->floor.us));
   }
   if (dir) fprintf(f, "results: %s/results.json, %s/results.csv\n", dir, dir);
   av_results_print_summary(f, e, r);

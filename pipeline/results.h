@@ -21,7 +21,7 @@ typedef struct av_result_row {
   char error[400];                   /* a failed row's message ("" when it succeeded) */
   av_workload_stats_t ws;
   av_plan_stats_t ps;
-  double floor_us;                   /* unique KV bytes / HBM bandwidth */
+  av_floor_t floor;                  /* roofline floor: bytes, FLOPs, the larger */
   double predicted_us, partial_us, merge_us;
   double hbm_bytes, l2_bytes, achieved_bw_GBps, bubble_frac;
   char params[256];                  /* the scheduler's parameters as planned */

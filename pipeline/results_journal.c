@@ -79,7 +79,7 @@ uint64_t av_experiment_hash(const av_experiment_t *e) {
 
 /* --- rows as lines -------------------------------------------------------------------- */
 
-enum { N_INTS = 12, N_REALS = 15 };
+enum { N_INTS = 12, N_REALS = 17 };
 
 static void row_ints(av_result_row_t *x, int64_t *v[N_INTS], int32_t *v32[N_INTS]) {
   int32_t *i32[] = {&x->ws.requests, &x->ws.nodes,     &x->ws.depth,        &x->ws.roots,
@@ -94,9 +94,10 @@ static void row_ints(av_result_row_t *x, int64_t *v[N_INTS], int32_t *v32[N_INTS
 static void row_reals(av_result_row_t *x, double *v[N_REALS]) {
   double *d[] = {&x->ws.mean_share,      &x->ws.max_share,   &x->ws.unique_kv_bytes,
                  &x->ws.query_centric_kv_bytes, &x->ws.sharing_ratio, &x->ps.kv_bytes,
-                 &x->ps.partial_bytes,   &x->floor_us,       &x->predicted_us,
+                 &x->ps.partial_bytes,   &x->floor.us,       &x->predicted_us,
                  &x->partial_us,         &x->merge_us,       &x->hbm_bytes,
-                 &x->l2_bytes,           &x->achieved_bw_GBps, &x->bubble_frac};
+                 &x->l2_bytes,           &x->achieved_bw_GBps, &x->bubble_frac,
+                 &x->floor.mem_us,       &x->floor.compute_us};
   for (int k = 0; k < N_REALS; k++) v[k] = d[k];
 }
 
@@ -153,6 +154,10 @@ static int row_parse(const json_t *o, av_result_row_t *x) {
 
 /* --- reading ---------------------------------------------------------------------- */
 
+/* The row layout of the journal lines: 2 added the floor's two parts (floor_mem_us,
+ * floor_compute_us) to the reals. */
+enum { JOURNAL_FORMAT = 2 };
+
 static int parse_header(const json_t *o, const char *path, av_journal_info_t *info,
                         av_error_t *err) {
   const char *hash = json_string_value(json_object_get(o, "hash"));
@@ -166,8 +171,15 @@ static int parse_header(const json_t *o, const char *path, av_journal_info_t *in
       sscanf(hash, "%" SCNx64, &info->hash) != 1 ||
       sscanf(shard, "%d/%d", &info->shard_index, &info->shard_count) != 2)
     return av_error_set(err, AV_ERR_SCHEMA, path, "line 1",
-                        "not an anvil journal header (expected {\"anvil_journal\": 1, "
+                        "not an anvil journal header (expected {\"anvil_journal\": 2, "
                         "\"experiment\", \"hash\", \"shard\", \"rows\", ...})");
+  const json_int_t format = json_integer_value(json_object_get(o, "anvil_journal"));
+  if (format != JOURNAL_FORMAT)
+    return av_error_set(err, AV_ERR_MISMATCH, path, "line 1",
+                        "journal format %" JSON_INTEGER_FORMAT " was written by another version "
+                        "of anvil, which this one (format %d) cannot read; run its rows again with "
+                        "this version",
+                        format, JOURNAL_FORMAT);
   snprintf(info->experiment, sizeof info->experiment, "%s", name);
   snprintf(info->source, sizeof info->source, "%s", source);
   info->rows = json_integer_value(rows);
@@ -272,7 +284,7 @@ int av_journal_open(const char *path, const av_experiment_t *e, int shard_index,
   av_journal_info_t want = {.hash = av_experiment_hash(e), .shard_index = shard_index,
                             .shard_count = shard_count, .rows = j->n_rows};
   snprintf(want.experiment, sizeof want.experiment, "%s", e->name);
-  json_t *h = json_pack("{s:i, s:s, s:s, s:s, s:s, s:I}", "anvil_journal", 1, "experiment",
+  json_t *h = json_pack("{s:i, s:s, s:s, s:s, s:s, s:I}", "anvil_journal", JOURNAL_FORMAT, "experiment",
                         e->name, "source", e->path, "hash", "", "shard", "", "rows",
                         (json_int_t)j->n_rows);
   char buf[64];

@@ -124,7 +124,7 @@ static void run_row(run_t *r, const av_costmodel_t *cost, av_sched_memo_t *memo,
   av_error_t err;
   av_error_clear(&err);
   av_workload_stats(b->w, &row->ws);
-  row->floor_us = av_workload_floor_us(b->w, av_gpu_hbm_bw_GBps(g));
+  av_workload_floor(b->w, g, &row->floor);
   memo->chosen = -1;
   int rc = av_scheduler_plan(s->ops, &s->params, &ctx, &plan, &err);
   const av_result_row_t *same = !rc && memo->chosen >= 0 && !want_tl

@@ -110,7 +110,7 @@ static int run_pair(vrun_t *c, int bi, int si, const av_costmodel_t *cost,
     /* rows may have moved (realloc): index, not pointer, into the report */
     row->batch = bi;
     row->sched = si;
-    row->floor_us = av_workload_floor_us(b->w, av_gpu_hbm_bw_GBps(g));
+    av_workload_floor(b->w, g, &row->floor);
     row->predicted_us = res.makespan_us;
     av_vrow_share(row, &c->rep->rows[sp->row[twin]]);
     snprintf(row->params, sizeof row->params, "%s", plan->params);
@@ -121,7 +121,7 @@ static int run_pair(vrun_t *c, int bi, int si, const av_costmodel_t *cost,
   if (!rc && twin < 0) {
     row->batch = bi;
     row->sched = si;
-    row->floor_us = av_workload_floor_us(b->w, av_gpu_hbm_bw_GBps(g));
+    av_workload_floor(b->w, g, &row->floor);
     row->predicted_us = res.makespan_us;
     row->measured_us = m.median_us;
     row->min_us = m.min_us;

@@ -24,8 +24,11 @@ static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); 
 static double num_value(const json_t *v) { return json_is_number(v) ? json_number_value(v) : NAN; }
 
 static json_t *vrow_json(const av_vrow_t *x) {
-  return json_pack("{s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:i, s:i, s:s, s:i}",
-                   "batch", x->batch, "sched", x->sched, "floor_us", num(x->floor_us),
+  return json_pack("{s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:i, s:i, s:s, "
+                   "s:i}",
+                   "batch", x->batch, "sched", x->sched, "floor_us", num(x->floor.us),
+                   "floor_mem_us", num(x->floor.mem_us), "floor_compute_us",
+                   num(x->floor.compute_us),
                    "predicted_us", num(x->predicted_us), "measured_us", num(x->measured_us),
                    "min_us", num(x->min_us), "max_us", num(x->max_us), "replayed_us",
                    num(x->replayed_us), "max_rel_err", num(x->max_rel_err), "unwritten",
@@ -36,7 +39,9 @@ static json_t *vrow_json(const av_vrow_t *x) {
 static void vrow_parse(const json_t *o, av_vrow_t *x) {
   x->batch = (int)json_integer_value(json_object_get(o, "batch"));
   x->sched = (int)json_integer_value(json_object_get(o, "sched"));
-  x->floor_us = num_value(json_object_get(o, "floor_us"));
+  x->floor.us = num_value(json_object_get(o, "floor_us"));
+  x->floor.mem_us = num_value(json_object_get(o, "floor_mem_us"));
+  x->floor.compute_us = num_value(json_object_get(o, "floor_compute_us"));
   x->predicted_us = num_value(json_object_get(o, "predicted_us"));
   x->measured_us = num_value(json_object_get(o, "measured_us"));
   x->min_us = num_value(json_object_get(o, "min_us"));

@@ -1,4 +1,4 @@
-/* Offline re-validation (docs/validation.md, "Re-predicting offline"): the measured times of a
+/* Offline re-validation (docs/validation.md#re-predicting-offline): the measured times of a
  * recorded `anvil validate` report stay as they are; every plan is made again from the
  * experiment (schedulers are deterministic, and none of them looks at the simulator except
  * `auto`), simulated with the current engine and spec, and the statistics are recomputed.
@@ -159,14 +159,14 @@ static int pair(octx_t *c, int bi, int si, const av_costmodel_t *cost, av_vseen_
     /* the same plan as an earlier row's: its measurement, as validate on the GPU does */
     x->batch = bi;
     x->sched = si;
-    x->floor_us = jnum(row, "floor_us");
+    av_workload_floor(b->w, &c->e->gpus[0], &x->floor);
     x->predicted_us = res.makespan_us;
     av_vrow_share(x, &c->rep.rows[sp->row[twin]]);
     snprintf(x->params, sizeof x->params, "%s", plan->params);
   } else if (!rc) {
     x->batch = bi;
     x->sched = si;
-    x->floor_us = jnum(row, "floor_us");
+    av_workload_floor(b->w, &c->e->gpus[0], &x->floor);
     x->predicted_us = res.makespan_us;
     x->measured_us = jnum(meas, "measured_us");
     x->min_us = jnum(meas, "measured_min_us");

@@ -12,7 +12,7 @@
 #include "core/json_util.h"
 #include "validation/compare.h"
 
-#define TOL 0.05 /* a plan "within 5 % of the measured best plan" */
+#define TOL 0.05 /* "within 5 % of the measured best plan" (docs/validation.md) */
 
 av_vrow_t *av_vreport_add(av_vreport_t *r) {
   if (r->n == r->cap) {
@@ -137,10 +137,12 @@ static json_t *row_json(const av_vreport_t *r, const av_vrow_t *x) {
   const av_experiment_t *e = r->e;
   const av_heads_t *h = &e->batches[x->batch].w->heads;
   json_t *j = json_pack(
-      "{s:s, s:[i,i], s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:o, s:o, s:f, s:I, s:b, s:i}",
+      "{s:s, s:[i,i], s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:o, s:o, s:f, s:I, "
+      "s:b, s:i}",
       "batch", e->batches[x->batch].name, "heads", h->hq, h->hkv, "scheduler",
       e->scheds[x->sched].label, "scheduler_name", e->scheds[x->sched].ops->name, "params",
-      x->params, "floor_us", x->floor_us, "predicted_us", x->predicted_us, "measured_us",
+      x->params, "floor_us", x->floor.us, "floor_mem_us", x->floor.mem_us, "floor_compute_us",
+      x->floor.compute_us, "predicted_us", x->predicted_us, "measured_us",
       x->measured_us, "measured_min_us", x->min_us, "measured_max_us", x->max_us, "ape",
       num(av_cmp_ape(x->predicted_us, x->measured_us)), "replayed_us", num(x->replayed_us),
       "max_rel_err", x->max_rel_err, "unwritten", (json_int_t)x->unwritten, "deterministic",
@@ -209,7 +211,8 @@ static char *report_csv(const av_vreport_t *r) {
   char *out = malloc(cap);
   if (!out) return NULL;
   used += (size_t)snprintf(out, cap,
-                           "batch,hq,hkv,scheduler,floor_us,predicted_us,measured_us,"
+                           "batch,hq,hkv,scheduler,floor_us,floor_mem_us,floor_compute_us,"
+                           "predicted_us,measured_us,"
                            "measured_min_us,measured_max_us,ape,replayed_us,max_rel_err,ctas\n");
   for (int i = 0; i < r->n && used < cap; i++) {
     const av_vrow_t *x = &r->rows[i];
@@ -218,8 +221,10 @@ static char *report_csv(const av_vreport_t *r) {
     av_csv_field(name, sizeof name, r->e->batches[x->batch].name);
     av_csv_field(label, sizeof label, r->e->scheds[x->sched].label);
     used += (size_t)snprintf(out + used, cap - used,
-                             "%s,%d,%d,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.6f,%.4f,%.3g,%d\n",
-                             name, h->hq, h->hkv, label, x->floor_us, x->predicted_us,
+                             "%s,%d,%d,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.6f,%.4f,%.3g,"
+                             "%d\n",
+                             name, h->hq, h->hkv, label, x->floor.us, x->floor.mem_us,
+                             x->floor.compute_us, x->predicted_us,
                              x->measured_us, x->min_us, x->max_us,
                              av_cmp_ape(x->predicted_us, x->measured_us), x->replayed_us,
                              x->max_rel_err, (int)x->ctas);

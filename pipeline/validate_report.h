@@ -14,7 +14,7 @@
 
 typedef struct av_vrow {
   int batch, sched;
-  double floor_us;
+  av_floor_t floor;             /* roofline floor: bytes, FLOPs, the larger */
   double predicted_us;          /* simulator */
   double measured_us, min_us, max_us; /* executor: median, min, max of the timed runs */
   double replayed_us;           /* --trace: measured CTA durations through the dispatch

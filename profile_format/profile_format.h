@@ -32,7 +32,7 @@ typedef struct av_profile_table {
   int occ_measured;                      /* most CTAs seen resident on one SM; -1 unmeasured */
 } av_profile_table_t;
 
-/* One variant's co-residency curve (docs/validation.md, "Co-residency"): grids of exactly k
+/* One variant's co-residency curve (docs/simulator.md#co-residency): grids of exactly k
  * identical one-query CTAs per SM (k x SMs CTAs in one launch), each over AV_PROF_CORES_KV
  * tokens, L2 flushed first; mean per-CTA duration from the trace. Two batches per k:
  * "shared" (every CTA reads the same KV, which stays in L2 after the first touch: HBM cannot
@@ -91,8 +91,8 @@ typedef struct av_profile_queue {
 #define AV_PROF_START_KV 2                /* item lengths of the start step */
 #define AV_PROF_START_ROWS 2              /* query rows of the start step: 1 and the tile's m */
 
-/* One variant's first-wave start waves (validation/profile_start.c, docs/validation.md
- * "The first-wave start cost"): per k = 1 .. the variant's occupancy one launch of k x SMs
+/* One variant's first-wave start waves (validation/profile_start.c,
+ * docs/simulator.md#a-launchs-first-wave): per k = 1 .. the variant's occupancy one launch of k x SMs
  * one-item CTAs, each item over its own root of kv[j] tokens with rows[r] queries (GQA group
  * 1), L2 flushed; the mean traced CTA duration. Against C(rows, kv) (the same CTA alone) it
  * gives what starting together with the others costs beyond the bandwidth they share. */

@@ -24,7 +24,7 @@ typedef struct av_profile_grid {
   double *time_us;                      /* time_us[j * nx + i] = C(n_q[i], n_kv[j]) */
 } av_profile_grid_t;
 
-/* The optional "coresidency" key (docs/validation.md, "Co-residency"): per kernel variant,
+/* The optional "coresidency" key (docs/simulator.md#co-residency): per kernel variant,
  * how much longer a CTA streams its KV when k CTAs share its SM. */
 #define AV_PROFILE_CORES_MAX_K 64
 

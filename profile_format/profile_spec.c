@@ -13,7 +13,7 @@ static void set_field(json_t *spec, const char *key, double v, const char *sourc
 /* The grid CTA's dispatch cost: the refill gap traced in the occupancy grids, else the empty
  * persistent CTA's time per wave (the same path: a CTA starts, reads a record, exits). The
  * kernel gap of one stream as the engine adds it: the traced gap less the next kernel's first
- * CTA dispatch, which the engine charges to that CTA (docs/validation.md "Session 8"). */
+ * CTA dispatch, which the engine charges to that CTA (docs/validation.md#profiling). */
 static void dispatch_fields(json_t *s, const av_profile_t *p, const char *by, const char *date) {
   char src[1024];
   double cta = p->refill_us > 0 ? p->refill_us : p->empty_cta_us;

@@ -169,8 +169,8 @@ json_t *av_profile_details_json(const av_profile_t *p) {
                                                      "grid_refill_us", p->refill_us,
                                                      "launch_gap_us", p->launch_gap_us));
   else json_decref(res);
-  /* measured, not yet modelled: the engine's errors on persistent queues (docs/validation.md
-   * "Session 7") need more than this to correct */
+  /* the queue step: the start cost of profiles without the start step (costmodels/
+   * profile_start.h) */
   if (d && p->n_queue > 0) json_object_set_new(d, "queue", queue_json(p));
   return d;
 }

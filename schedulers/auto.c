@@ -162,7 +162,7 @@ static void race_skip(race_t *r, const av_scheduler_ops_t *ops, const char *alt,
 
 /* Every other scheduler: its defaults, then each policy alternative it declares (PAT's
  * compute cost model, serial streams, ...: measured best on some batches,
- * docs/validation.md). */
+ * docs/validation.md#results). */
 static int auto_race(const av_sched_ctx_t *ctx, const av_costmodel_t *cost, av_sim_model_t model,
                      race_t *r, av_error_t *err) {
   int n_ops = 0, rc = AV_OK;

@@ -450,9 +450,8 @@ done:
   return AV_OK;
 }
 
-/* What `auto` tries besides the defaults: PAT's ablation switches (PAT §8.4) that are the
- * measured best on some batches (pat-compute on 8 of 30 held-out random forests on the H200,
- * docs/validation.md "auto's candidates"). */
+/* What `auto` tries besides the defaults: PAT's ablation switches (PAT §8.4), each the
+ * measured best on some batches of the validation records (docs/validation.md#results). */
 static const char *const profit_pack_alternatives[] = {"cost=compute", "packing=naive",
                                                        "streams=serial", NULL};
 

@@ -1,4 +1,4 @@
-/* The KV a CTA really copies (docs/validation.md, "Whole-box KV copies"). On sm_90 the kernels
+/* The KV a CTA really copies (docs/simulator.md#kv-copies-by-whole-boxes). On sm_90 the kernels
  * keep every tile in the 128-byte swizzle and copy it by TMA in boxes of r = min(block size,
  * 32) tokens that start on a page boundary (kernels/attn_tma.cuh, kernels/runtime.cu
  * av_kern_kv_maps): a segment's first tile starts at its begin rounded down to r and masks
@@ -16,7 +16,7 @@
 /* The TMA path's conditions (av_kern_kv_maps): a Hopper GPU (the kernels' sm_90a build), a
  * power-of-two block size of at least 8 and a head dim that is a multiple of 64; and the
  * kernels' own switch, AV_NO_TMA (set and not "0": they copy by cp.async, token-exact, as
- * the kernels before TMA boxes did, so records of those kernels are re-predicted with it). */
+ * kernels without the TMA path do, so records of such kernels are re-predicted with it). */
 int32_t av__engine_box_rows(const av_gpu_t *gpu, const av_workload_t *w) {
   const char *off = getenv("AV_NO_TMA");
   if (off && strcmp(off, "0") != 0) return 0;

@@ -110,7 +110,7 @@ typedef struct av__eng {
   int merge_measured;
   double merge_fixed, empty_us;
   double merge_cold;                  /* fraction of the partial states out of L2 at the merge */
-  /* Co-residency (cta_caps with a profile that has curves, docs/validation.md): a CTA's
+  /* Co-residency (cta_caps with a profile that has curves, docs/simulator.md#co-residency): a CTA's
    * streaming rate when k memory-active CTAs share its SM is its lone bound / curve(k) of its
    * launch's variant; curve[l * (maxc + 1) + k], k = 1..maxc (all 1 for the merge launch). */
   int has_curve;

@@ -171,7 +171,7 @@ static void job_begin(av__eng_t *e, int32_t sl, double t, int queued) {
    * while the block scheduler starts it and it reads its item record, which the kernel's
    * trace and the profile's C(n_q, n) do not see: the refill gap anvil profile measures. A
    * launch's first wave starts at once, with no such gap in the traces (its CTAs start
-   * within 0.2 us of the launch's first, docs/validation.md), and pays the
+   * within 0.2 us of the launch's first, docs/simulator.md#grids-and-dispatch), and pays the
    * first-wave start cost instead (sim/engine_start.c). A persistent CTA is not charged it,
    * and the merge's trace covers its start. */
   if (job >= 0 && !L->is_merge && !L->persistent && t > L->start_us)
@@ -188,7 +188,7 @@ static void job_begin(av__eng_t *e, int32_t sl, double t, int queued) {
    * bytes are done and no earlier than its own pipeline allows (fixed + bytes at its lone
    * bound slowed by the SM's co-residency, set at activation): alone that is C(n_q, n) as
    * before; when HBM is the bottleneck the fixed part hides under the wait. Measured by
-   * anvil profile's queue step (loaded_next_us, docs/validation.md). */
+   * anvil profile's queue step (loaded_next_us, docs/validation.md#profiling). */
   if (queued && e->cta_caps && bytes > 0 && !e->in->durations_us) {
     e->sl_nb[sl] = fixed;
     e->sl_ta[sl] = t;

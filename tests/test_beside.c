@@ -1,7 +1,8 @@
 /* launch=beside (node_naive / fixed_division; it implies tiles=per_shape): the largest tile's
  * pieces are a grid launched first on stream 0 and the smaller tiles persistent launches with
  * as many queues as fit in what the grid's CTAs leave on each SM. The case is the
- * B=[1,128] L=[16384,512] tree at heads 32/8: the root's 64-row pieces on the
+ * B=[1,128] L=[16384,512] tree (prefix16k, docs/kernels.md) at heads 32/8: the root's
+ * 64-row pieces on the
  * m64 grid, the 4-row leaves on m16 queues. With the sm_90a wgmma m64 tiles at 168 registers
  * (three to an SM), two root CTAs per SM leave a third of the registers and shared memory:
  * two m16 n32 CTAs (64 threads) or one m16 n64 CTA; at 190 registers nothing fits beside.
@@ -17,7 +18,7 @@
 
 extern const av_scheduler_ops_t av_sched_fixed_division;
 
-/* sm_90 fp16 d128 variants as ptxas reported them (kernels/variants.json),
+/* sm_90 fp16 d128 variants as ptxas reported them (kernels/variants.json of the m64 root kernels),
  * written out so the test does not depend on the build's table. Index 0 is the m64 root. */
 static av_variant_t table[] = {
     {.tile = {AV_KERNEL_PARTIAL, 64, 64, 4}, .head_dim = 128, .dtype = AV_DTYPE_FP16,

@@ -1,4 +1,4 @@
-/* Whole-box KV copies (docs/validation.md, "Whole-box KV copies"; sim/engine_boxes.c): on
+/* Whole-box KV copies (docs/simulator.md#kv-copies-by-whole-boxes; sim/engine_boxes.c): on
  * sm_90 the kernels copy a segment's KV by TMA in boxes of min(block size, 32) tokens from a
  * page start, so a piece that begins inside a page reads from that page's start and every
  * piece reads up to the end of its last box. The span rule as a table of cases, and the

@@ -1,5 +1,5 @@
-/* Co-residency: the profile file's "coresidency" key written by the profiler and
- * read back by the `profile` cost model, bad values rejected with file and key path (data:
+/* Co-residency (docs/simulator.md): the profile file's "coresidency" key written by the
+ * profiler and read back by the `profile` cost model, bad values rejected with file and key path (data:
  * tests/data/coresidency/bad/<case>/{input.json, expected_error}), the profiler's batches and
  * slowdown formula, and the engine: k identical CTAs per SM stream curve(k) times slower
  * than one alone, and a profile without the key changes nothing. */

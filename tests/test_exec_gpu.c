@@ -1,6 +1,6 @@
 /* `anvil exec` plans for the experiment entry of the device's GPU spec (pipeline/exec_gpu.c), and
  * stops with a message naming the file, the key, the device, the listed specs and what to
- * do when the experiment has no such entry. Also the same rule through a
+ * do when the experiment has no such entry (docs/validation.md). Also the same rule through a
  * real experiment file's GPU list, and the `anvil exec` binary's checks that come before the
  * device (here: no GPU). */
 #include <check.h>

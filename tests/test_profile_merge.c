@@ -1,5 +1,5 @@
-/* The profile's merge step: the "merge" key written by the profiler and read back
- * by the `profile` cost model, bad values rejected with file and key path (data:
+/* The profile's merge step (docs/simulator.md): the "merge" key written by the profiler and
+ * read back by the `profile` cost model, bad values rejected with file and key path (data:
  * tests/data/profile_merge/bad/<case>/{input.json, expected_error}), the profiler's merge and
  * empty-CTA batches, and the engine: a lone merge CTA takes the profile's time for its
  * longest slot list, an empty persistent CTA holds its slot for the measured time, and a

@@ -1,4 +1,4 @@
-/* 300 seeded random forests (depth 1-6, up to 512 requests, mixed
+/* Property test of query_centric: 300 seeded random forests (depth 1-6, up to 512 requests, mixed
  * lengths), query_centric without and with split-K: every plan passes the checker and the
  * fp64 reference agrees with direct attention to 1e-9 relative. The reference computes with
  * head dim 8: the composition being tested does not depend on d. */

@@ -1,4 +1,5 @@
-/* Property test: seeded random forests x every registered scheduler
+/* Property test (docs/schedulers.md#property-test): seeded random forests x every registered
+ * scheduler
  * (with its defaults and with every ablation switch: each non-default choice of an enum
  * parameter and the flip of each boolean) x the A100-80GB-SXM, RTX-4090 and H200-SXM specs.
  * Every plan passes the checker (profit_pack tiles=fixed declines the RTX 4090, whose SMs

@@ -1,4 +1,4 @@
-/* The profiler's queue step (docs/validation.md): the one-CTA and full-wave queue
+/* The profiler's queue step (docs/validation.md#profiling): the one-CTA and full-wave queue
  * plans, the reduction of a traced run to first- and next-item times, and the curves in the
  * .details.json file. The measurement itself needs a GPU (anvil profile). */
 #include <check.h>

@@ -116,9 +116,9 @@ START_TEST(replay_waves) {
 }
 END_TEST
 
-/* The spec's dispatch terms (docs/validation.md): a grid CTA that refills a slot
- * holds it cta_dispatch_us longer than its traced time (a launch's first wave starts at once),
- * a persistent CTA's queued items do not, and the next launch of a stream starts
+/* The spec's dispatch terms (docs/simulator.md#grids-and-dispatch): a grid CTA that refills a
+ * slot holds it cta_dispatch_us longer than its traced time (a launch's first wave starts at
+ * once), a persistent CTA's queued items do not, and the next launch of a stream starts
  * stream_gap_us after the previous one's last CTA. */
 static double replay_with(const av_plan_t *p, const av_workload_t *w, const char *path,
                           double cta_us, double gap_us) {
@@ -157,7 +157,7 @@ START_TEST(replay_dispatch_terms) {
   remove(path);
   av_plan_destroy(p);
   av_workload_destroy(w);
-  /* two launches of 12 CTAs on one stream: the second starts at max(issue 4, 12 + gap) */
+  /* two launches of 12 CTAs on one stream: the second starts at max(its issue at 4, 12 + gap) */
   build(24, 1, 0, &w, &p);
   int32_t l1 = av_plan_add_launch(p, 0, &TILE, 0);
   ck_assert_int_eq(l1, 1);

@@ -1,4 +1,4 @@
-/* The first-wave start cost (docs/validation.md, "The first-wave start cost"): the profile
+/* The first-wave start cost (docs/simulator.md#a-launchs-first-wave): the profile
  * file's "start" key written by the profiler and read back by the `profile` cost model, the
  * queue step of the .details.json file as the fallback, bad values rejected with file and key
  * path (data: tests/data/start/bad/<case>/{input.json, expected_error}), the co-residency

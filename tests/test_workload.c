@@ -57,6 +57,37 @@ START_TEST(test_levels_hand_computed) {
 }
 END_TEST
 
+/* The roofline floor: a long document shared by many GQA-8 queries is compute-bound, a
+ * short shared prompt memory-bound; the floor is the larger part either way. */
+START_TEST(test_roofline_floor) {
+  av_gpu_t g = {.hbm_bw_measured_GBps = 4000.0, .fp16_tensor_tflops = 1000.0};
+  const av_heads_t heads = {.hq = 64, .hkv = 8, .head_dim = 128, .dtype = AV_DTYPE_FP16};
+  const int64_t B[] = {1, 128}, doc[] = {100000, 16}, chat[] = {2048, 512};
+  av_floor_t f;
+  av_error_t err;
+  av_workload_t *w = av_workload_from_levels(B, doc, 2, &heads, &err);
+  ck_assert_ptr_nonnull(w);
+  const double flops = 4.0 * 64 * 128 * 128 * (100000 + 16);
+  ck_assert_double_eq_tol(av_workload_flops(w), flops, 1.0);
+  av_workload_floor(w, &g, &f);
+  ck_assert_double_eq_tol(f.compute_us, flops / 1e15 * 1e6, 1e-9); /* 1000 TFLOP/s */
+  ck_assert_double_eq_tol(f.mem_us, av_workload_floor_us(w, 4000.0), 1e-12);
+  ck_assert(f.compute_us > f.mem_us);
+  ck_assert_double_eq(f.us, f.compute_us);
+  av_workload_destroy(w);
+  w = av_workload_from_levels(B, chat, 2, &heads, &err);
+  ck_assert_ptr_nonnull(w);
+  av_workload_floor(w, &g, &f);
+  ck_assert(f.mem_us > f.compute_us && f.compute_us > 0);
+  ck_assert_double_eq(f.us, f.mem_us);
+  g.fp16_tensor_tflops = 0; /* a spec without a tensor rate: the bytes alone */
+  av_workload_floor(w, &g, &f);
+  ck_assert_double_eq(f.compute_us, 0.0);
+  ck_assert_double_eq(f.us, f.mem_us);
+  av_workload_destroy(w);
+}
+END_TEST
+
 START_TEST(test_levels_uneven_spread) {
   /* 5 children over 2 parents: the first parent takes one more. */
   const int64_t B[] = {2, 5, 7}, L[] = {10, 20, 30};
@@ -501,6 +532,7 @@ static Suite *workload_suite(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_levels_hand_computed);
   tcase_add_test(tc, test_levels_uneven_spread);
+  tcase_add_test(tc, test_roofline_floor);
   tcase_add_test(tc, test_levels_errors);
   tcase_add_test(tc, test_pat_and_fasttree_trees);
   tcase_add_test(tc, test_h200_reference_figures);

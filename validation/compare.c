@@ -1,4 +1,4 @@
-/* Predicted vs measured statistics (validation/compare.h): the numbers by which issue 6
+/* Predicted vs measured statistics (validation/compare.h): the numbers by which docs/validation.md
  * judges the simulator. Rank statistics matter as much as the error: a simulator that is off
  * by a constant factor still chooses plans well, which is all `auto` needs. */
 #include "validation/compare.h"

@@ -1,4 +1,4 @@
-/* Predicted vs measured: the statistics `anvil validate` reports (issue 6). Per (batch,
+/* Predicted vs measured: the statistics `anvil validate` reports (docs/validation.md). Per (batch,
  * scheduler) pair the absolute percentage error; over a set of pairs MAPE, the worst error,
  * Spearman's rho (GSL) and Kendall's tau-b between predicted and measured times; per batch
  * whether the simulator's fastest plan is the GPU's fastest (best-plan agreement) and the
@@ -57,7 +57,7 @@ typedef struct av_cmp_opts {
   const uint8_t *ranked;         /* per scheduler id: 1 = candidate for best plan; NULL = all */
   int32_t n_sched;               /* length of `ranked` (scheduler ids are < n_sched) */
   int32_t focus;                 /* scheduler id judged against the measured best; -1 none */
-  double tol;                    /* "within" threshold, as a fraction (issue 6: 0.05) */
+  double tol;                    /* "within" threshold, as a fraction (docs/validation.md: 0.05) */
 } av_cmp_opts_t;
 
 /* Summarises pairs[0..n). Every time must be finite and positive, scheduler ids in

@@ -1,7 +1,7 @@
 /* Which GPU is this? `profile`, `exec` and `validate` identify the CUDA device they run on
  * (name, SM count, architecture, L2, memory size, memory clock when known) and pick the
  * matching spec in gpus/, or stop with a message naming --gpu-spec: a profile or a spec
- * of one GPU is never applied to another silently (issue 6, item 5). */
+ * of one GPU is never applied to another silently (docs/validation.md). */
 #ifndef AV_DEVICE_ID_H
 #define AV_DEVICE_ID_H
 

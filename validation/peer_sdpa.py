@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
-"""Peer benchmark (issue 5): PyTorch's scaled_dot_product_attention -- the query-centric
-FlashAttention a user has today -- on the same decode batches as `anvil exec`, with each
-request's KV materialised (the prefix copied into every request's cache, as a serving engine
-without prefix-aware attention holds it), plus the bandwidth floor: unique KV bytes over a
-measured device-to-device copy bandwidth (bytes read + written per second).
+"""Peer benchmark (docs/kernels.md#measured-speed): PyTorch's scaled_dot_product_attention --
+the query-centric FlashAttention a user has today -- on the same decode batches as
+`anvil exec`, with each request's KV materialised (the prefix copied into every request's
+cache, as a serving engine without prefix-aware attention holds it), plus the bandwidth
+floor: unique KV bytes over a measured device-to-device copy bandwidth (bytes read + written
+per second).
 
 Timing: CUDA events, warm-up, median of --repeats runs, L2 overwritten by a buffer twice its
 size before every timed run. Requests with equal path lengths go in one batched call (levels
 trees have one length); the time of a batch is that of all its calls.
 
 usage: peer_sdpa.py --trees experiments/workloads/pat_kernel_trees.json --heads 32,8 \
-           [--levels "B=1,128 L=16384,512"] --out results/h200/sdpa.json
+           [--levels "B=1,128 L=16384,512"] --out results/h200/kernels/sdpa.json
 """
 import argparse
 import json

@@ -1,4 +1,4 @@
-/* The profiler (`anvil profile`, issue 6 item 1): measures on the GPU what the simulator and
+/* The profiler (`anvil profile`, docs/validation.md): measures on the GPU what the simulator and
  * the `profile` cost model take as given — device copy bandwidth, kernel launch overhead,
  * each kernel variant's resident CTAs per SM, the rate and fixed cost of a lone CTA, and per
  * variant FlashForge §5.2's table C(n_q, n) of single-CTA times — and writes

@@ -1,5 +1,5 @@
 /* Dispatch figures the kernels' own traces do not contain, reduced from traces the profiler
- * already takes (docs/validation.md "Session 8"): the gap a grid CTA leaves in its SM slot
+ * already takes (docs/validation.md#profiling): the gap a grid CTA leaves in its SM slot
  * between the previous CTA's end and its own traced start (the block scheduler's refill and
  * the item-table read before the kernel's timer), and the gap between two launches of one
  * stream (the first kernel's completion, the next one's first CTA). No GPU needed here. */

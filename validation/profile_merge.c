@@ -1,9 +1,9 @@
 /* The profiler's merge step (validation/profile.h): the merge kernel's time over the number
  * of partial states per request, and what a persistent CTA with an empty queue costs. The
  * first run of the per-CTA model charged merge CTAs the lone attention CTA's rate and every
- * empty persistent CTA a working CTA's fixed cost; the traced validation runs showed both
- * wrong by tens of µs on split plans (docs/validation.md, causes 1 and 2), so both are now
- * measured here rather than assumed. */
+ * empty persistent CTA a working CTA's fixed cost; traced validation runs showed both wrong by
+ * tens of µs on split plans, so both are measured here rather than assumed
+ * (docs/simulator.md#merge). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

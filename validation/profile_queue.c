@@ -2,12 +2,11 @@
  * another item of its CTA's queue, against what it costs at the queue's head, for one CTA
  * alone and for a full wave. The persistent kernel keeps its copies S - 1 tiles ahead across
  * item boundaries (kernels/attn_stream.cuh), so a queued item's prologue overlaps the
- * previous item's math, while C(n_q, n) is measured on one-item queues. Session 7's
- * validation had `greedy_division`, whose queues hold many short items, predicted ~4 % too
- * slow against the grid plans; this step measures the queue instead of fitting it. The
- * measurements go to the .details.json file: subtracting either saving from the engine's
- * queued items made the predictions worse (docs/validation.md, "Session 7"), so the model
- * does not use them yet. */
+ * previous item's math, while C(n_q, n) is measured on one-item queues. The measurements go
+ * to the .details.json file. The engine does not subtract either saving from queued items
+ * (that made the predictions worse, docs/validation.md#alternatives-measured); the full
+ * wave's first items give the start cost of profiles without the start step
+ * (costmodels/profile_start.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
-/* The profiler's start step (validation/profile.h, av_profile_measure_start; session 11): what
+/* The profiler's start step (validation/profile.h, av_profile_measure_start): what
  * a CTA pays for starting together with many others. A launch's first wave starts at once and
  * every CTA issues its prologue's dependent loads (item record, block table, queries, first KV
- * tiles) together; the validation of session 9 showed short CTAs in full first waves running
- * ~2 us longer than the engine predicts (docs/validation.md, "The first-wave start cost"). Per
+ * tiles) together, so short CTAs in a full first wave run longer than alone by more than
+ * their share of bandwidth explains (docs/simulator.md#a-launchs-first-wave). Per
  * d 128 fp16 variant, per k = 1 .. its occupancy, one launch of k x SMs one-item CTAs, each
  * over its own short root (so HBM, not L2, serves them, and their bytes are few), at one query
  * row and at the tile's m; L2 flushed, `runs` traced runs, mean CTA duration. The cost model

@@ -13,8 +13,10 @@ extern "C" {
 
 typedef struct anvil_sim_result {
   double predicted_us, partial_us, merge_us;
-  double floor_us;            /* unique KV bytes / the target's HBM bandwidth */
+  double floor_us;            /* roofline floor: the larger of the two below */
   double hbm_bytes, l2_bytes, achieved_bw_GBps, bubble_frac;
+  double floor_mem_us;        /* unique KV bytes / the target's HBM bandwidth */
+  double floor_compute_us;    /* attention FLOPs / the target's dense fp16 tensor rate */
 } anvil_sim_result_t;
 
 /* One CTA on the timeline (item -1: a merge CTA). */

@@ -235,7 +235,9 @@ class SimResult:
     predicted_us: float
     partial_us: float
     merge_us: float
-    floor_us: float
+    floor_us: float            # roofline floor: the larger of the two below
+    floor_mem_us: float        # unique KV bytes / HBM bandwidth
+    floor_compute_us: float    # attention FLOPs / dense fp16 tensor rate
     hbm_bytes: float
     l2_bytes: float
     achieved_bw_GBps: float

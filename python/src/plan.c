@@ -309,11 +309,12 @@ static PyObject *py_simulate(PyObject *mod, PyObject *args) {
   }
   anvil_timeline_destroy(tl);
   if (!events) return NULL;
-  return Py_BuildValue("({s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d}N)", "predicted_us", r.predicted_us,
-                       "partial_us", r.partial_us, "merge_us", r.merge_us, "floor_us",
-                       r.floor_us, "hbm_bytes", r.hbm_bytes, "l2_bytes", r.l2_bytes,
-                       "achieved_bw_GBps", r.achieved_bw_GBps, "bubble_frac", r.bubble_frac,
-                       events);
+  return Py_BuildValue("({s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d}N)", "predicted_us",
+                       r.predicted_us, "partial_us", r.partial_us, "merge_us", r.merge_us,
+                       "floor_us", r.floor_us, "floor_mem_us", r.floor_mem_us,
+                       "floor_compute_us", r.floor_compute_us, "hbm_bytes", r.hbm_bytes,
+                       "l2_bytes", r.l2_bytes, "achieved_bw_GBps", r.achieved_bw_GBps,
+                       "bubble_frac", r.bubble_frac, events);
 }
 
 static PyObject *py_run_experiment(PyObject *mod, PyObject *args) {

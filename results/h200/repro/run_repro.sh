@@ -1,6 +1,6 @@
 #!/bin/bash
-# One device call: the measured H200 columns of the kernel-level paper reproductions
-# (docs/reproductions.md, studies 1, 3, 4, 6, 7; issue 7). Each experiment
+# The measured H200 columns of the kernel-level paper reproductions (docs/reproductions.md,
+# studies 1, 3, 4, 6, 7), on one GPU host. Each experiment
 # experiments/repro_h200_<study>.json (written by analysis/gen_repro_h200.py) runs through
 #   anvil validate EXP --out $OUT/<study>
 # (per (batch, scheduler): plan, prove exact, predict with the calibrated spec, run on the GPU,
@@ -9,8 +9,8 @@
 # analysis/<study>.py then prints and plots the measured column next to the simulated one.
 # Binaries come prebuilt in a carried folder (CARRY, default build-h200carry: anvil + lib/).
 # Usage (repo root): CARRY=build-xyz bash results/h200/repro/run_repro.sh
-# STUDIES picks a subset (default all five). Estimated device time ~90 s (the estimate per
-# study is in the table below: host-side KV fill ~2-3 GB/s + ~0.15 s per plan + kernels).
+# STUDIES picks a subset (default all five); logs go to $OUT/logs. GPU time per study is in the
+# table below (host-side KV fill ~2-3 GB/s + ~0.15 s per plan + kernels).
 C=${CARRY:-build-h200carry}
 export ANVIL_DATA_DIR=$PWD LD_LIBRARY_PATH=$PWD/$C/lib:$LD_LIBRARY_PATH
 L=$OUT/logs; mkdir -p $L

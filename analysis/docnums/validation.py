@@ -1,0 +1,259 @@
+"""The numbers of docs/validation.md, computed from the per-row predicted and measured times of
+the committed `anvil validate` records (results/<gpu>/validation/<set>/validation.json and
+results/<gpu>/transfer/<set>/validation.json), never from the summaries the records carry.
+
+The statistics follow validation/compare.c: a batch is a (batch, heads) pair; best-plan
+agreement and regret rank every scheduler but `auto`, ties to the first listed; `auto` is
+within 5 % when its measured time is at most 1.05 x the measured best of the others."""
+import statistics
+
+from docnums import load_json
+
+# (GPU, set label, record folder under results/), in the order the doc's tables list them.
+HELD_OUT = [
+    ("H200", "held-out realistic batches", "h200/validation/heldout"),
+    ("H200", "held-out random forests", "h200/validation/random"),
+    ("H100", "held-out realistic batches", "h100/validation/heldout"),
+]
+IN_SAMPLE = [
+    ("H200", "PAT trees (in-sample)", "h200/validation/pat"),
+    ("H100", "PAT trees (in-sample)", "h100/validation/pat"),
+]
+# (target GPU, set, its own record, the record predicted with the other GPU's profile)
+TRANSFER = [
+    ("H100", "held-out realistic batches", "h100/validation/heldout", "h100/transfer/heldout",
+     "H200"),
+    ("H100", "PAT trees (in-sample)", "h100/validation/pat", "h100/transfer/pat", "H200"),
+    ("H200", "held-out realistic batches", "h200/validation/heldout", "h200/transfer/heldout",
+     "H100"),
+]
+UNCALIBRATED = [
+    ("H200", "held-out realistic batches", "h200/validation/heldout",
+     "h200/validation/heldout_uncalibrated"),
+    ("H200", "PAT trees (in-sample)", "h200/validation/pat", "h200/validation/pat_uncalibrated"),
+    ("H100", "held-out realistic batches", "h100/validation/heldout",
+     "h100/validation/heldout_uncalibrated"),
+    ("H100", "PAT trees (in-sample)", "h100/validation/pat", "h100/validation/pat_uncalibrated"),
+]
+BIAS_COLUMNS = [("H200 held-out", "h200/validation/heldout"),
+                ("H200 random", "h200/validation/random"),
+                ("H100 held-out", "h100/validation/heldout"),
+                ("H200 PAT", "h200/validation/pat"), ("H100 PAT", "h100/validation/pat")]
+BUCKETS = [(0, 25, "< 25 µs"), (25, 100, "25–100 µs"), (100, 400, "100–400 µs"),
+           (400, float("inf"), "≥ 400 µs")]
+
+
+def _rows(ctx, record):
+    return load_json(ctx, "results", record, "validation.json")["rows"]
+
+
+def _ape(r):
+    return abs(r["predicted_us"] - r["measured_us"]) / r["measured_us"]
+
+
+def _ranks(xs):
+    order = sorted(range(len(xs)), key=lambda i: xs[i])
+    r = [0.0] * len(xs)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            r[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return r
+
+
+def _spearman(a, b):
+    ra, rb = _ranks(a), _ranks(b)
+    ma, mb = statistics.fmean(ra), statistics.fmean(rb)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    va = sum((x - ma) ** 2 for x in ra) ** 0.5
+    vb = sum((y - mb) ** 2 for y in rb) ** 0.5
+    return cov / (va * vb)
+
+
+def _batches(rows):
+    out = {}
+    for r in rows:
+        out.setdefault((r["batch"], tuple(r["heads"])), []).append(r)
+    return list(out.values())
+
+
+def stats(rows):
+    """MAPE, worst pair, Spearman, best-plan agreement, regret and auto's gap of one record."""
+    apes = [_ape(r) for r in rows]
+    worst = max(range(len(rows)), key=lambda i: apes[i])
+    agree = within = 0
+    regrets = []
+    batches = _batches(rows)
+    for rs in batches:
+        ranked = [r for r in rs if r["scheduler"] != "auto"]
+        ip = min(range(len(ranked)), key=lambda i: (ranked[i]["predicted_us"], i))
+        im = min(range(len(ranked)), key=lambda i: (ranked[i]["measured_us"], i))
+        agree += ip == im
+        best = ranked[im]["measured_us"]
+        regrets.append(ranked[ip]["measured_us"] / best - 1)
+        auto = [r for r in rs if r["scheduler"] == "auto"]
+        within += bool(auto) and auto[0]["measured_us"] / best - 1 <= 0.05
+    return {
+        "pairs": len(rows), "batches": len(batches), "mape": 100 * statistics.fmean(apes),
+        "worst": 100 * apes[worst],
+        "worst_pair": f"{rows[worst]['batch']} / {rows[worst]['scheduler']}",
+        "spearman": _spearman([r["predicted_us"] for r in rows],
+                              [r["measured_us"] for r in rows]),
+        "median": statistics.median(r["predicted_us"] / r["measured_us"] for r in rows),
+        "agree": agree, "regret_mean": 100 * statistics.fmean(regrets),
+        "regret_max": 100 * max(regrets), "auto5": within,
+    }
+
+
+def _table(head, lines):
+    out = ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(line) + " |" for line in lines]
+    return "\n".join(out) + "\n"
+
+
+def _frac(k, n):
+    return f"{k} / {n} ({100 * k / n:.0f} %)"
+
+
+def _result_line(gpu, label, record, s):
+    b = s["batches"]
+    return [gpu, label, f"`{record.split('/', 2)[2]}/`", f"{s['pairs']} ({b} batches)",
+            f"{s['mape']:.1f} %", f"{s['worst']:.1f} % ({s['worst_pair']})",
+            f"{s['spearman']:.3f}", f"{s['agree']} / {b}",
+            f"{s['regret_mean']:.1f} % / {s['regret_max']:.1f} %", _frac(s["auto5"], b)]
+
+
+def results_table(ctx):
+    """One line per committed measured record: held-out sets first, then PAT's trees."""
+    head = ["GPU", "set", "record", "pairs", "MAPE", "worst pair", "Spearman ρ",
+            "best-plan agreement", "regret mean / max", "`auto` within 5 %"]
+    lines = [_result_line(g, label, rec, stats(_rows(ctx, rec)))
+             for g, label, rec in HELD_OUT + IN_SAMPLE]
+    return _table(head, lines)
+
+
+def _compare_table(ctx, jobs, what):
+    head = ["GPU", "set", what, "MAPE", "median predicted / measured", "Spearman ρ",
+            "best-plan agreement", "`auto` within 5 %"]
+    lines = []
+    for gpu, label, own, other, source in jobs:
+        a, b = stats(_rows(ctx, own)), stats(_rows(ctx, other))
+        n = a["batches"]
+        lines.append([gpu, label, source.format(gpu=gpu),
+                      f"{a['mape']:.1f} % → {b['mape']:.1f} %",
+                      f"{a['median']:.2f} → {b['median']:.2f}",
+                      f"{a['spearman']:.3f} → {b['spearman']:.3f}",
+                      f"{a['agree']} → {b['agree']} / {n}",
+                      f"{a['auto5']} → {b['auto5']} / {n}"])
+    return _table(head, lines)
+
+
+def transfer_table(ctx):
+    """Each GPU's records predicted with its own profile → with the other GPU's."""
+    jobs = [(g, label, own, other, f"profile of the {src}")
+            for g, label, own, other, src in TRANSFER]
+    return _compare_table(ctx, jobs, "predicted with")
+
+
+def uncalibrated_table(ctx):
+    """Calibrated spec → the datasheet spec (`--no-calibration`), same measured C tables."""
+    jobs = [(g, label, own, other, "`gpus/{gpu}-SXM.json`")
+            for g, label, own, other in UNCALIBRATED]
+    return _compare_table(ctx, jobs, "uncalibrated spec")
+
+
+def _median_ratio(rows, keep):
+    v = [r["predicted_us"] / r["measured_us"] for r in rows if keep(r)]
+    return f"{statistics.median(v):.2f}" if v else "—"
+
+
+def scheduler_bias_table(ctx):
+    """Median predicted / measured per scheduler and record (> 1: predicted too slow)."""
+    recs = [(name, _rows(ctx, rec)) for name, rec in BIAS_COLUMNS]
+    scheds = list(dict.fromkeys(r["scheduler"] for r in recs[0][1]))
+    lines = [[f"`{s}`"] + [_median_ratio(rows, lambda r, s=s: r["scheduler"] == s)
+                            for _, rows in recs] for s in scheds]
+    lines.append(["all"] + [_median_ratio(rows, lambda r: True) for _, rows in recs])
+    return _table(["scheduler"] + [n for n, _ in recs], lines)
+
+
+def length_bias_table(ctx):
+    """Median predicted / measured by the measured time of the pair (pairs in brackets)."""
+    recs = [(name, _rows(ctx, rec)) for name, rec in BIAS_COLUMNS]
+    lines = []
+    for lo, hi, label in BUCKETS:
+        line = [label]
+        for _, rows in recs:
+            n = sum(lo <= r["measured_us"] < hi for r in rows)
+            med = _median_ratio(rows, lambda r: lo <= r["measured_us"] < hi)
+            line.append(f"{med} ({n})" if n else "—")
+        lines.append(line)
+    return _table(["measured time"] + [n for n, _ in recs], lines)
+
+
+def worst_pairs_table(ctx):
+    """The three largest errors of each held-out record."""
+    lines = []
+    for gpu, label, rec in HELD_OUT:
+        rows = sorted(_rows(ctx, rec), key=_ape, reverse=True)[:3]
+        for r in rows:
+            lines.append([gpu, label, r["batch"], "/".join(map(str, r["heads"])),
+                          f"`{r['scheduler']}`", f"{r['predicted_us']:.1f}",
+                          f"{r['measured_us']:.1f}", f"{100 * _ape(r):.0f} %"])
+    return _table(["GPU", "set", "batch", "heads", "scheduler", "predicted µs",
+                   "measured µs", "APE"], lines)
+
+
+def dispatch_table(ctx):
+    """Traced records: replayed vs measured (dispatch) and predicted vs replayed (cost model)."""
+    lines = []
+    for gpu, label, rec in [HELD_OUT[1], IN_SAMPLE[0]]:
+        rows = [r for r in _rows(ctx, rec) if r.get("replayed_us")]
+        disp = statistics.fmean(abs(r["replayed_us"] - r["measured_us"]) / r["measured_us"]
+                                for r in rows)
+        cost = statistics.fmean(abs(r["predicted_us"] - r["replayed_us"]) / r["replayed_us"]
+                                for r in rows)
+        lines.append([gpu, label, str(len(rows)), f"{100 * disp:.1f} %",
+                      f"{100 * cost:.1f} %"])
+    return _table(["GPU", "set", "traced pairs", "dispatch error (replayed vs measured)",
+                   "cost-model error (predicted vs replayed)"], lines)
+
+
+def _spec(ctx, gpu):
+    return load_json(ctx, "profiles", f"{gpu}.spec.json")
+
+
+def profile_table(ctx):
+    """The calibrated figures of each committed profile next to the datasheet spec's."""
+    keys = [("hbm_bw_measured_GBps", "copy bandwidth, GB/s", "{:.0f}"),
+            ("launch_overhead_us", "launch overhead, µs", "{:.2f}"),
+            ("cta_fixed_us", "lone CTA fixed cost, µs", "{:.2f}"),
+            ("cta_dispatch_us", "grid CTA refill gap, µs", "{:.3f}"),
+            ("stream_gap_us", "same-stream launch gap, µs", "{:.3f}"),
+            ("join_overhead_us", "join before the merge, µs", "{:.2f}")]
+    specs = {g: _spec(ctx, g) for g in ("H200-SXM", "H100-SXM")}
+    lines = []
+    for key, label, fmt in keys:
+        line = [label]
+        for g in specs:
+            v = _value(specs[g], key)
+            line.append(fmt.format(v) if isinstance(v, (int, float)) else "—")
+        lines.append(line)
+    return _table(["figure", "H200-SXM", "H100-SXM"], lines)
+
+
+def _value(spec, key):
+    """A spec field, bare or as {"value": ..., "source": ...}."""
+    v = spec.get(key)
+    return v.get("value") if isinstance(v, dict) else v
+
+
+def occupancy_rows(ctx):
+    """Rows of the H200's occupancy table and how many of them cannot launch."""
+    rows = load_json(ctx, "tests", "data", "occupancy_h200.json")["rows"]
+    zero = sum(r["ctas_per_sm"] == 0 for r in rows)
+    return f"{len(rows)} rows, {zero} of them 0 = cannot launch"
