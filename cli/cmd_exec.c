@@ -19,6 +19,7 @@
 #include "core/json_util.h"
 #include "validation/device_id.h"
 #include "validation/executor.h"
+#include "pipeline/results_dir.h"
 
 enum { OPT_PLAN = 256, OPT_CSV, OPT_TRACE, OPT_REPEATS, OPT_WARMUP, OPT_NOVERIFY, OPT_ALL,
        OPT_CHECKREQ, OPT_COPYBW, OPT_ONLY, OPT_FLUSH };
@@ -352,7 +353,11 @@ int av_cmd_exec(int argc, char **argv) {
   av_variants_t *vs = NULL;
   exec_row_t *rows = NULL;
   int n = 0, cap = 0, rc = AV_OK;
-  if (o.exp) rc = av_experiment_load(o.exp, &e, &err);  /* input errors before the device */
+  /* paths, then input errors, before the device */
+  if (o.out) rc = av_path_check_writable("exec", o.out, "--out", &err);
+  if (!rc && o.csv) rc = av_path_check_writable("exec", o.csv, "--csv", &err);
+  if (!rc && o.trace_dir) rc = av_dir_check_writable("exec", o.trace_dir, "--trace", &err);
+  if (!rc && o.exp) rc = av_experiment_load(o.exp, &e, &err);
   if (rc == AV_OK) rc = check_gpu_spec(&o, e, &err);
   if (rc == AV_OK) rc = av_exec_available(&err);
   if (rc == AV_OK) rc = identify_device(&o, e, &err);

@@ -132,7 +132,8 @@ int av_cmd_merge(int argc, char **argv) {
   av_results_t rows = {0};
   av_experiment_t *e = NULL;
   av_outdir_t od;
-  rc = read_shards(&a, &info, &rows, &err);
+  rc = av_dir_check_writable("merge", a.out, "--out", &err);  /* before reading the shards */
+  if (!rc) rc = read_shards(&a, &info, &rows, &err);
   if (!rc) rc = av_experiment_load(a.exp ? a.exp : info.source, &e, &err);
   if (!rc && av_experiment_hash(e) != info.hash)
     rc = av_error_set(&err, AV_ERR_MISMATCH, e->path, NULL,

@@ -11,8 +11,10 @@
 #include "costmodels/costmodel.h"
 #include "schedulers/scheduler.h"
 #include "core/json_util.h"
+#include "core/limits.h"
+#include "pipeline/results_dir.h"
 
-enum { OPT_LEVELS = 256, OPT_HEADS, OPT_HEAD_DIM, OPT_COST, OPT_WORKLOAD };
+enum { OPT_LEVELS = 256, OPT_HEADS, OPT_HEAD_DIM, OPT_COST, OPT_WORKLOAD, OPT_NO_LIMITS };
 
 static const av_cli_opt_t k_opts[] = {
     {"workload", OPT_WORKLOAD, "SPEC.json", "the batch as a workload spec file"},
@@ -25,6 +27,7 @@ static const av_cli_opt_t k_opts[] = {
     {"heads", OPT_HEADS, "Q,KV", "query and KV heads when the spec has none (default 32,8)"},
     {"head-dim", OPT_HEAD_DIM, "D", "head dim when the spec has none (default 128)"},
     {"output", 'o', "PLAN.json", "where to write the plan (required)"},
+    {"no-limits", OPT_NO_LIMITS, NULL, "make plans over limits.plan_items (docs/reliability.md)"},
     {"help", 'h', NULL, "show this help"},
     {NULL, 0, NULL, NULL}};
 
@@ -32,6 +35,7 @@ typedef struct plan_opts {
   const char *spec, *levels, *gpu, *out;
   av_cli_model_args_t models;
   av_heads_t heads;
+  int no_limits;
 } plan_opts_t;
 
 static int parse_args(int argc, char **argv, plan_opts_t *o, av_error_t *err) {
@@ -55,6 +59,7 @@ static int parse_args(int argc, char **argv, plan_opts_t *o, av_error_t *err) {
       case 'g': o->gpu = v; break;
       case OPT_COST: o->models.cost = v; break;
       case 'o': o->out = v; break;
+      case OPT_NO_LIMITS: o->no_limits = 1; break;
       case 'p':
       case 'c':
         if (av_cli_add_assign("plan", k, v, &o->models, err)) return err->code;
@@ -74,7 +79,7 @@ static int parse_args(int argc, char **argv, plan_opts_t *o, av_error_t *err) {
   if (!o->out)
     return av_error_set(err, AV_ERR_USAGE, "plan", "--output",
                         "missing; give -o PLAN.json");
-  return AV_OK;
+  return av_path_check_writable("plan", o->out, "--output", err);
 }
 
 int av_cmd_plan(int argc, char **argv) {
@@ -106,7 +111,10 @@ int av_cmd_plan(int argc, char **argv) {
   if (!rc) rc = av_cli_load_variants(1, &vs, &err);
   if (!rc) rc = av_cli_cost_create(m.cops, &m.cp, &gpu, &w->heads, vs, &cost, &err);
   if (!rc) {
-    av_sched_ctx_t ctx = {.workload = w, .gpu = &gpu, .variants = vs, .cost = cost};
+    av_limits_t lim;
+    av_limits_default(&lim);
+    av_sched_ctx_t ctx = {.workload = w, .gpu = &gpu, .variants = vs, .cost = cost,
+                          .max_items = o.no_limits ? 0 : lim.plan_items};
     rc = av_scheduler_plan(m.sops, &m.sp, &ctx, &plan, &err);
   }
   if (!rc) rc = av_plan_check(plan, w, &err);

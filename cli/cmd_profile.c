@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "pipeline/files.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "validation/device_id.h"
 #include "validation/profile.h"
+#include "pipeline/results_dir.h"
 
 enum { OPT_QUICK = 256, OPT_RUNS };
 
@@ -76,6 +78,22 @@ static void print_summary(const av_profile_t *p, const char *out) {
   printf("profile: %s (+ .spec.json, .details.json), %d variants\n", out, p->n);
 }
 
+/* --out before the device: a file path whose directory can be made or written. */
+static int check_out(const char *out, av_error_t *err) {
+  struct stat st;
+  if (out[0] && stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+    return av_error_set(err, AV_ERR_USAGE, "profile", "--out",
+                        "'%s' is a directory, not a file", out);
+  if (!out[0])
+    return av_error_set(err, AV_ERR_USAGE, "profile", "--out", "empty path; expected a file");
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s", out);
+  char *slash = strrchr(dir, '/');
+  if (!slash) return AV_OK;
+  slash[slash == dir] = '\0';
+  return av_dir_check_writable("profile", dir, "--out", err);
+}
+
 int av_cmd_profile(int argc, char **argv) {
   av_error_t err;
   av_error_clear(&err);
@@ -90,6 +108,7 @@ int av_cmd_profile(int argc, char **argv) {
                       k_opts);
     return 0;
   }
+  if (!rc && o.out) rc = check_out(o.out, &err);
   if (rc) return av_cli_fail(&err);
   av_device_desc_t d;
   av_gpu_t g;

@@ -11,6 +11,7 @@
 #include "core/plan.h"
 #include "sim/replay.h"
 #include "core/variants.h"
+#include "pipeline/results_dir.h"
 
 enum { OPT_PLAN = 256, OPT_TRACE, OPT_TIMELINE };
 
@@ -93,7 +94,8 @@ int av_cmd_replay(int argc, char **argv) {
   av_timeline_t tl = {0, 0, NULL};
   memset(&t, 0, sizeof t);
   memset(&r, 0, sizeof r);
-  rc = av_cli_load_gpu("replay", o.gpu, &gpu, &err);
+  rc = o.timeline ? av_path_check_writable("replay", o.timeline, "--timeline", &err) : AV_OK;
+  if (!rc) rc = av_cli_load_gpu("replay", o.gpu, &gpu, &err);
   if (!rc) rc = av_plan_load(o.plan, &p, &w, &err);
   if (!rc) rc = av_plan_check(p, w, &err);
   if (!rc) rc = av_cli_load_variants(0, &vs, &err);

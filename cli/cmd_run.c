@@ -243,7 +243,7 @@ int av_cmd_run(int argc, char **argv) {
     if (!a.out_dir) snprintf(dir, sizeof dir, "out/%s", st.e->name);
     st.tl_name = timeline_in_dir(a.timeline, dir);
     if (a.timeline && !st.tl_name && root)
-      rc = av_path_check_writable(a.timeline, "--timeline", &err);
+      rc = av_path_check_writable("run", a.timeline, "--timeline", &err);
   }
   /* every path is checked, and the staging directory made, before any row runs */
   if (!rc && root) rc = av_outdir_begin(&st.od, "run", dir, "--out", st.tl_name, a.resume, &err);

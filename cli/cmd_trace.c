@@ -15,9 +15,10 @@
 #include "costmodels/costmodel.h"
 #include "schedulers/scheduler.h"
 #include "sim/sim.h"
+#include "core/limits.h"
 #include "core/variants.h"
 
-enum { OPT_COST = 256, OPT_SIM, OPT_HEADS };
+enum { OPT_COST = 256, OPT_SIM, OPT_HEADS, OPT_NO_LIMITS };
 
 static const av_cli_opt_t k_opts[] = {
     {"scheduler", 's', "NAME", "scheduler (required; anvil list shows them)"},
@@ -27,6 +28,8 @@ static const av_cli_opt_t k_opts[] = {
     {"cost-param", 'c', "KEY=VALUE", "a cost model parameter (repeatable)"},
     {"sim", OPT_SIM, "MODEL", "simulator model: engine (default) or waves"},
     {"heads", OPT_HEADS, "Q,KV", "heads for steps that name none (default 32,8)"},
+    {"no-limits", OPT_NO_LIMITS, NULL, "plan and simulate steps over the limits "
+     "(docs/reliability.md#limits)"},
     {"help", 'h', NULL, "show this help"},
     {NULL, 0, NULL, NULL}};
 
@@ -34,6 +37,7 @@ typedef struct trace_opts {
   const char *path, *gpu, *sim;
   av_cli_model_args_t models;
   av_heads_t heads;
+  int no_limits;
 } trace_opts_t;
 
 static int parse(int argc, char **argv, trace_opts_t *o, av_error_t *err) {
@@ -53,6 +57,7 @@ static int parse(int argc, char **argv, trace_opts_t *o, av_error_t *err) {
       case 'g': o->gpu = v; break;
       case OPT_COST: o->models.cost = v; break;
       case OPT_SIM: o->sim = v; break;
+      case OPT_NO_LIMITS: o->no_limits = 1; break;
       case OPT_HEADS:
         if (av_cli_parse_heads("trace", v, &o->heads, err)) return err->code;
         break;
@@ -84,7 +89,25 @@ typedef struct trace_run {
   const av_workload_t *planned;   /* the step the current plan was made for */
   int32_t plans, reused;
   double total_us;
+  int64_t max_items;              /* limits.plan_items; 0 with --no-limits */
 } trace_run_t;
+
+/* Every step within the default limits (core/limits.h) before any is planned; plans are
+ * held to limits.plan_items. */
+static int check_limits(const av_trace_t *tr, const char *path, trace_run_t *s,
+                        av_error_t *err) {
+  av_limits_t l;
+  av_limits_default(&l);
+  s->max_items = l.plan_items;
+  for (int32_t i = 0; i < av_trace_steps(tr); i++) {
+    char name[32];
+    snprintf(name, sizeof name, "step %d", i);
+    int rc = av_limits_check_workload(&l, av_trace_step(tr, i), name, path, NULL,
+                                      "run with --no-limits if you mean it", err);
+    if (rc) return rc;
+  }
+  return AV_OK;
+}
 
 /* One step: plan (or reuse the previous plan) and simulate. */
 static int run_step(trace_run_t *s, int32_t i, const av_workload_t *w, av_error_t *err) {
@@ -99,7 +122,8 @@ static int run_step(trace_run_t *s, int32_t i, const av_workload_t *w, av_error_
     }
     av_plan_destroy(s->plan);
     s->plan = NULL;
-    av_sched_ctx_t ctx = {.workload = w, .gpu = &s->gpu, .variants = s->vs, .cost = s->cost};
+    av_sched_ctx_t ctx = {.workload = w, .gpu = &s->gpu, .variants = s->vs, .cost = s->cost,
+                          .max_items = s->max_items};
     rc = av_scheduler_plan(s->m.sops, &s->m.sp, &ctx, &s->plan, err);
     if (!rc) rc = av_plan_check(s->plan, w, err);
     if (rc) return rc;
@@ -151,6 +175,7 @@ int av_cmd_trace(int argc, char **argv) {
     tr = av_trace_load(o.path, &o.heads, &err);
     if (!tr) rc = err.code ? err.code : AV_ERR_INTERNAL;
   }
+  if (!rc && !o.no_limits) rc = check_limits(tr, o.path, &s, &err);
   if (!rc) {
     printf("# trace %s: %d steps, scheduler %s, cost model %s, sim %s, gpu %s\n", o.path,
            av_trace_steps(tr), s.m.sops->name, s.m.cops->name, o.sim, s.gpu.name);

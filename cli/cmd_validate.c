@@ -18,6 +18,7 @@
 #include "core/json_util.h"
 #include "validation/device_id.h"
 #include "validation/profile.h"
+#include "pipeline/results_dir.h"
 
 enum { OPT_SPEC = 256, OPT_NO_CAL, OPT_TRACE_OF, OPT_REPEATS, OPT_OFFLINE, OPT_RESUME };
 
@@ -154,6 +155,7 @@ int av_cmd_validate(int argc, char **argv) {
                       k_opts);
     return 0;
   }
+  if (!rc && o.out) rc = av_dir_check_writable("validate", o.out, "--out", &err);
   if (rc) return av_cli_fail(&err);
   vctx_t c = {.o = &o};
   command_line(argc, argv, c.rep.command, sizeof c.rep.command);

@@ -36,10 +36,11 @@ set_target_properties(anvil_shared PROPERTIES VERSION ${PROJECT_VERSION}
 set_target_properties(anvil_static PROPERTIES EXPORT_NAME anvil_static)
 target_link_libraries(anvil_shared PRIVATE ${AV_LIB_DEPS})
 target_link_libraries(anvil_static INTERFACE ${AV_LIB_DEPS})
-# --no-undefined: a layer missing from AV_LIB_LAYERS fails the link, not a user's program.
+# --no-undefined: a layer missing from AV_LIB_LAYERS fails the link, not a user's program
+# (not in sanitizer builds: clang leaves the sanitizer runtime to the executable).
 target_link_options(anvil_shared PRIVATE
                     "LINKER:--version-script=${CMAKE_SOURCE_DIR}/cmake/libanvil.map"
-                    "LINKER:--no-undefined")
+                    $<$<NOT:$<BOOL:${AV_SANITIZE}>>:LINKER:--no-undefined>)
 set_property(TARGET anvil_shared APPEND PROPERTY LINK_DEPENDS
              ${CMAKE_SOURCE_DIR}/cmake/libanvil.map)
 

@@ -68,8 +68,19 @@ av_trace_t *av_trace_load(const char *path, const av_heads_t *default_heads, av_
   size_t size = 0;
   long lineno = 0;
   int rc = t ? AV_OK : av_error_set(err, AV_ERR_NOMEM, path, NULL, "out of memory");
-  while (!rc && getline(&line, &size, f) != -1) {
+  ssize_t got;
+  while (!rc && (got = getline(&line, &size, f)) != -1) {
     lineno++;
+    /* a NUL would end the line early for every string function below: the bytes after it
+     * (or the whole line, when it comes first) would be skipped without a word */
+    const char *nul = memchr(line, '\0', (size_t)got);
+    if (nul) {
+      char src[512];
+      snprintf(src, sizeof src, "%s:%ld:%ld", path, lineno, (long)(nul - line) + 1);
+      rc = av_error_set(err, AV_ERR_PARSE, src, NULL,
+                        "a NUL byte; expected one JSON workload spec per line of text");
+      break;
+    }
     if (blank(line)) continue;
     if (t->n >= AV_TRACE_MAX_STEPS)
       rc = av_error_set(err, AV_ERR_RANGE, path, NULL,

@@ -13,7 +13,8 @@
 
 static const char *const k_top_keys[] = {"name",       "description", "gpu",      "gpus",
                                          "sim",        "heads",       "head_dim", "dtype",
-                                         "cost_model", "workloads",   "schedulers", NULL};
+                                         "cost_model", "workloads",   "schedulers", "limits",
+                                         NULL};
 static const char *const k_dtype_names[] = {"fp16", "bf16", NULL};
 
 static int fail_code(const av_jctx_t *c) {
@@ -344,7 +345,9 @@ int av_experiment_from_json(const json_t *root, const char *path, av_experiment_
   if (!rc) rc = parse_heads(&c, root, e);
   if (!rc) rc = parse_cost_model(&c, root, e);
   if (!rc) rc = parse_schedulers(&c, root, e);
+  if (!rc) rc = av__experiment_parse_limits(&c, root, e);
   if (!rc) rc = av__experiment_parse_workloads(&c, root, e);
+  if (!rc) rc = av__experiment_check_limits(&c, e);
   if (rc) {
     av_experiment_destroy(e);
     return rc;

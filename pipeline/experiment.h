@@ -11,6 +11,7 @@
 #include "schedulers/scheduler.h"
 #include "core/error.h"
 #include "core/gpu.h"
+#include "core/limits.h"
 #include "core/params.h"
 #include "sim/sim.h"
 #include "core/workload.h"
@@ -48,6 +49,7 @@ typedef struct av_experiment {
   av_exp_batch_t *batches;
   int n_scheds;
   av_exp_sched_t *scheds;
+  av_limits_t limits;      /* "limits", checked on every batch at load */
 } av_experiment_t;
 
 /* Loads and validates an experiment file; every batch is built. Caller owns *out. */

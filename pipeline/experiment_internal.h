@@ -11,4 +11,9 @@ void av__experiment_resolve_path(char *out, size_t size, const char *exp_path, c
 /* Builds e->batches from root's "workloads". */
 int av__experiment_parse_workloads(const av_jctx_t *c, const json_t *root, av_experiment_t *e);
 
+/* e->limits from root's "limits" (the defaults where absent). */
+int av__experiment_parse_limits(const av_jctx_t *c, const json_t *root, av_experiment_t *e);
+/* Every batch, and every scheduler's plan of it, within e->limits (core/limits.h). */
+int av__experiment_check_limits(const av_jctx_t *c, const av_experiment_t *e);
+
 #endif

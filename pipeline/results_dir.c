@@ -169,18 +169,51 @@ void av_outdir_abandon(av_outdir_t *od) {
   if (od->stage[0]) av_remove_tree(od->stage);
 }
 
-int av_path_check_writable(const char *path, const char *opt, av_error_t *err) {
-  if (!path[0]) return av_error_set(err, AV_ERR_USAGE, "run", opt, "empty path; expected a file");
+int av_path_check_writable(const char *cmd, const char *path, const char *opt,
+                           av_error_t *err) {
+  if (!path[0]) return av_error_set(err, AV_ERR_USAGE, cmd, opt, "empty path; expected a file");
   struct stat st;
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-    return av_error_set(err, AV_ERR_USAGE, "run", opt, "'%s' is a directory, not a file", path);
+    return av_error_set(err, AV_ERR_USAGE, cmd, opt, "'%s' is a directory, not a file", path);
   char probe[1200];
   snprintf(probe, sizeof probe, "%s.probe%ld", path, (long)getpid());
   int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0666);
   if (fd < 0)
-    return av_error_set(err, AV_ERR_USAGE, "run", opt, "cannot write '%s': %s", path,
+    return av_error_set(err, AV_ERR_USAGE, cmd, opt, "cannot write '%s': %s", path,
                         strerror(errno));
   close(fd);
   remove(probe);
   return AV_OK;
+}
+
+int av_dir_check_writable(const char *cmd, const char *dir, const char *opt, av_error_t *err) {
+  if (!dir[0])
+    return av_error_set(err, AV_ERR_USAGE, cmd, opt, "empty path; expected a directory");
+  char at[1024];
+  if (strlen(dir) >= sizeof at)
+    return av_error_set(err, AV_ERR_USAGE, cmd, opt, "'%s' is too long", dir);
+  snprintf(at, sizeof at, "%s", dir);
+  /* the nearest part of the path that exists must be a directory that takes new entries */
+  for (;;) {
+    struct stat st;
+    if (stat(at, &st) == 0) {
+      if (!S_ISDIR(st.st_mode))
+        return av_error_set(err, AV_ERR_USAGE, cmd, opt, "'%s' is a file, not a directory", at);
+      /* a probe directory made and removed: access() says yes to root on /proc */
+      char probe[1100];
+      snprintf(probe, sizeof probe, "%s/.anvil-probe-XXXXXX", at);
+      if (!mkdtemp(probe))
+        return av_error_set(err, AV_ERR_USAGE, cmd, opt, "cannot write in '%s': %s", at,
+                            strerror(errno));
+      rmdir(probe);
+      return AV_OK;
+    }
+    char *slash = strrchr(at, '/');
+    if (!slash)
+      snprintf(at, sizeof at, ".");  /* a relative name: the current directory */
+    else if (slash == at)
+      at[1] = '\0';
+    else
+      *slash = '\0';
+  }
 }

@@ -35,8 +35,13 @@ int av_outdir_commit(av_outdir_t *od, av_error_t *err);
 /* Removes the staging directory (a run that failed). */
 void av_outdir_abandon(av_outdir_t *od);
 
-/* Checks a file path given as option `opt` can be written (its directory exists and accepts
- * a new file) before any work; the message names the option and the path. */
-int av_path_check_writable(const char *path, const char *opt, av_error_t *err);
+/* Checks a file path given as option `opt` of command `cmd` can be written (its directory
+ * exists and accepts a new file) before any work; the message names the option and the
+ * path. */
+int av_path_check_writable(const char *cmd, const char *path, const char *opt,
+                           av_error_t *err);
+/* Checks a directory given as option `opt` of command `cmd` is not empty, not a file, and
+ * can be made or written: the nearest part of it that exists is a writable directory. */
+int av_dir_check_writable(const char *cmd, const char *dir, const char *opt, av_error_t *err);
 
 #endif

@@ -24,9 +24,25 @@ static int fd_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_plan
                                 err);
 }
 
+/* At least min(k, length) pieces per node with queries (beside: on one node at least), one
+ * group of queries each: the bound the experiment's plan-size limit is checked against. */
+static int64_t fd_min_items(const av_workload_t *w, const av_params_t *params) {
+  const int64_t k = av_params_int(params, "k");
+  const int beside = av_params_choice(params, "launch") == AV_SCHED_LAUNCH_BESIDE;
+  int64_t sum = 0, most = 0;
+  for (int32_t u = 0; u < w->n_nodes; u++) {
+    if (w->node_req_offsets[u + 1] <= w->node_req_offsets[u]) continue;
+    const int64_t len = w->nodes[u].kv_len_tokens, n = k < len ? k : len;
+    sum += n;
+    if (n > most) most = n;
+  }
+  return beside ? most : sum;
+}
+
 const av_scheduler_ops_t av_sched_fixed_division = {
     .name = "fixed_division",
     .description = "FlashForge Fig. 9 naive division: every node cut into k equal KV pieces",
     .params = fd_params,
     .plan = fd_plan,
+    .min_items = fd_min_items,
 };

@@ -67,10 +67,14 @@ int av__sched_plan_divided(const av_sched_ctx_t *ctx, const av_params_t *params,
     int64_t len = w->nodes[u].kv_len_tokens;
     total += (int64_t)av_sched_split_even(share, per_cta, NULL) * (cuts[u] < len ? cuts[u] : len);
   }
-  if (total > INT32_MAX / 2) {
+  const int64_t most = ctx->max_items > 0 && ctx->max_items < INT32_MAX / 2 ? ctx->max_items
+                                                                            : INT32_MAX / 2;
+  if (total > most) {
     free(cuts);
     return av_error_set(err, AV_ERR_RANGE, NULL, "k",
-                        "%s would make %lld CTAs; use a smaller k", name, (long long)total);
+                        "%s would make %lld CTAs, over the limit of %lld (limits.plan_items); "
+                        "use a smaller k",
+                        name, (long long)total, (long long)most);
   }
   av_sched_piece_t *pieces = malloc(sizeof *pieces * (size_t)(total ? total : 1));
   av_plan_t *p = av_plan_create(w, name);

@@ -39,6 +39,7 @@ typedef struct av_sched_ctx {
   const av_variants_t *variants;   /* compiled tiles and their resources; may be NULL */
   const av_costmodel_t *cost;      /* the experiment's cost model */
   av_sched_memo_t *memo;           /* predictions already made for this batch; may be NULL */
+  int64_t max_items;               /* plans larger than this fail (limits.plan_items); 0: none */
 } av_sched_ctx_t;
 
 /* What a scheduler is, besides its plan (av_scheduler_ops_t.flags). */
@@ -60,6 +61,9 @@ typedef struct av_scheduler_ops {
    * assignments ("cost=compute"), each applied alone to the defaults; may be NULL. */
   const char *const *alternatives;
   unsigned flags;                  /* AV_SCHED_* above */
+  /* A lower bound of the plan's work items, known before planning, so an experiment that
+   * asks for a plan over limits.plan_items fails at load (core/limits.h); may be NULL. */
+  int64_t (*min_items)(const av_workload_t *w, const av_params_t *params);
 } av_scheduler_ops_t;
 
 const av_scheduler_ops_t *av_scheduler_find(const char *name);

@@ -3,13 +3,16 @@
  * `args`, default `run input.json --out {out}`) and must: exit 1, print exactly one line to
  * stderr containing `expected_error` (the message and location the user sees), and write
  * no files. With `--valgrind PATH` every case also runs under valgrind (leaks, bad reads),
- * which exits 99 on any error it finds; `--shard I/N` runs every N-th case from the I-th. */
+ * which exits 99 on any error it finds; `--shard I/N` runs every N-th case from the I-th.
+ * A case with a file `max_seconds` must also fail within that time (a limit that stops
+ * unbounded work is checked before the work, not after it). */
 #include <check.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/support.h"
@@ -120,8 +123,19 @@ START_TEST(bad_input_case) {
 
   char before[4096], after[4096];
   list_dir(dir, before, sizeof before);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   int rc = av_test_spawn(dir, argv, out_txt, err_txt);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
   list_dir(dir, after, sizeof after);
+  snprintf(path, sizeof path, "%s/max_seconds", dir);
+  char *max_s = g_valgrind ? NULL : read_trimmed(path);
+  const double took = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  const char *slower = getenv("CK_TIMEOUT_MULTIPLIER");  /* sanitizer builds */
+  const double most = max_s ? atof(max_s) * (slower ? atof(slower) : 1.0) : 0;
+  ck_assert_msg(!max_s || took <= most, "%s: took %.2f s, expected at most %.1f s", name, took,
+                most);
+  free(max_s);
   char *err = av_test_read_file(err_txt);
   ck_assert_ptr_nonnull(err);
 

@@ -89,6 +89,9 @@ START_TEST(test_sm90_by_hand) {
   /* 227 KiB + 1 KiB reserved = 228 KiB: exactly one CTA. */
   expect(&g, 128, 32, 232448, 1, AV_OCC_LIMIT_SMEM);
   expect(&g, 32, 24, 0, 32, AV_OCC_LIMIT_CTAS);
+  /* A tie: 4 warps of 32 regs, 1024 per warp, 16 per sub-partition, 64 / 4 = 16 CTAs, and
+   * warps 64 / 4 = 16 too; the registers, which a user can change, are named. */
+  expect(&g, 128, 32, 0, 16, AV_OCC_LIMIT_REGS);
 }
 END_TEST
 

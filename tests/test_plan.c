@@ -165,6 +165,20 @@ START_TEST(test_gap) {
 }
 END_TEST
 
+/* A node's last token left out: the end of a node is held to its length, not one short. */
+START_TEST(test_gap_last_token) {
+  av_workload_t *w = av_test_small_forest();
+  av_plan_t *p = av_test_plan_nodes(w, 16);
+  int32_t leaf = w->request_node[2];
+  p->segments[leaf].end = 15;
+  char text[128];
+  snprintf(text, sizeof text, "request 2, node %d, tokens [15, 16) are covered by no item", leaf);
+  expect_broken(p, w, AV_ERR_PLAN, text);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+}
+END_TEST
+
 START_TEST(test_overlap) {
   av_workload_t *w = av_test_small_forest();
   av_plan_t *p = av_test_plan_qc(w, 3, 0);
@@ -175,6 +189,23 @@ START_TEST(test_overlap) {
   av_error_clear(&err);
   AV_CK_OK(av_plan_finalize(p, &err), &err);
   expect_broken(p, w, AV_ERR_PLAN, "request 1, node 0, tokens [0, 8) are covered by both item 12 and item 3");
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+}
+END_TEST
+
+/* One token covered twice, everything else once: the checker's overlap rule has no slack
+ * (a rule that let one shared token pass would call this plan exact). */
+START_TEST(test_overlap_one_token) {
+  av_workload_t *w = av_test_small_forest();
+  av_plan_t *p = av_test_plan_qc(w, 3, 0);
+  int32_t r = 1;
+  av_segment_t s = {0, 63, 64};  /* the root's last token, which item 3 already covers */
+  ck_assert_int_eq(av_plan_add_item(p, 0, &r, 1, &s, 1, AV_OUT_PARTIAL, -1, -1), 12);
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_plan_finalize(p, &err), &err);
+  expect_broken(p, w, AV_ERR_PLAN, "tokens [63, 64) are covered by both");
   av_plan_destroy(p);
   av_workload_destroy(w);
 }
@@ -402,6 +433,8 @@ static Suite *plan_suite(void) {
   tcase_add_test(tc, test_growth);
   tcase_add_test(tc, test_gap);
   tcase_add_test(tc, test_overlap);
+  tcase_add_test(tc, test_gap_last_token);
+  tcase_add_test(tc, test_overlap_one_token);
   tcase_add_test(tc, test_off_path);
   tcase_add_test(tc, test_merged_twice);
   tcase_add_test(tc, test_wrong_request);

@@ -228,6 +228,22 @@ START_TEST(test_greedy_division_document_qa) {
 }
 END_TEST
 
+/* Eq. (4) sums the load of every task: 64 identical leaves weigh 64 times one leaf. Their
+ * class is searched once, but its count must stay in the average load, or the lower bound
+ * falls and every leaf is cut into pieces it does not need (the count pinned here). */
+START_TEST(test_greedy_division_identical_tasks) {
+  static const int64_t B[] = {1, 64}, L[] = {4096, 4096};
+  av_workload_t *w = levels(B, L, 2);
+  av_plan_t *p = plan_with("greedy_division", w, NULL);
+  ck_assert_int_eq(p->n_items, 66);
+  int *per = pieces_per_node(p, w);
+  for (int32_t u = 2; u < w->n_nodes; u++) ck_assert_int_eq(per[u], per[1]);
+  free(per);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+}
+END_TEST
+
 START_TEST(test_greedy_division_lpt_queues) {
   /* three single-request roots of 3000, 2000 and 1000 tokens on 2 CTAs */
   static const int64_t B[] = {3}, L[] = {3000};
@@ -343,6 +359,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_node_naive_persistent);
   tcase_add_test(tc, test_greedy_division_document_qa);
   tcase_add_test(tc, test_greedy_division_lpt_queues);
+  tcase_add_test(tc, test_greedy_division_identical_tasks);
   tcase_add_test(tc, test_bad_params);
   suite_add_tcase(s, tc);
   return s;

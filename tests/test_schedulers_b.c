@@ -284,6 +284,21 @@ START_TEST(flashinfer_algorithm1_by_hand) {
 }
 END_TEST
 
+/* Algorithm 1's L is a ceiling: 181 tokens on 2 CTAs make chunks of 91 (a floor, 90, would
+ * leave a third chunk of one token's worth of work to someone). */
+START_TEST(flashinfer_chunk_length_is_ceil) {
+  const int32_t parent[] = {-1, -1, -1}, req[] = {0, 1, 2};
+  const int64_t len[] = {100, 60, 21};
+  av_workload_t *w = forest(3, parent, len, 3, req);
+  const char *const a[] = {"ctas=2", "min_chunk_tokens=1", NULL};
+  av_plan_t *p = plan_with(&av_sched_streamk_balance, w, a);
+  const char *want[] = {"q=0 0[0,91) P", "q=0 0[91,100) P", "q=1 1[0,60) F", "q=2 2[0,21) F"};
+  expect_items(p, want, 4);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+}
+END_TEST
+
 /* Composable formats (FlashInfer §3.1.2): a 64-token prefix shared by 3 requests becomes one
  * block with all three queries as rows; each request's 16-token suffix is its own unit.
  * One CTA: L = 112 (no split), queue = prefix block (longest) then suffixes by request;
@@ -396,6 +411,27 @@ START_TEST(auto_records_choice) {
 }
 END_TEST
 
+/* Ties keep the earlier candidate (registry order): one request of 64 tokens is one CTA for
+ * query_centric and node_naive alike, so auto keeps query_centric with a zero margin. */
+START_TEST(auto_tie_keeps_earlier) {
+  int64_t B[] = {1}, L[] = {64};
+  av_heads_t h = av_test_heads();
+  av_error_t err;
+  av_error_clear(&err);
+  av_workload_t *w = av_workload_from_levels(B, L, 1, &h, &err);
+  AV_CK_OK(w ? AV_OK : err.code, &err);
+  av_variants_t *vs = av_test_variants(&gpu, &h);
+  av_sched_ctx_t ctx = {.workload = w, .gpu = &gpu, .variants = vs, .cost = NULL};
+  av_plan_t *p = NULL;
+  AV_CK_OK(av_scheduler_plan(&av_sched_auto, NULL, &ctx, &p, &err), &err);
+  ck_assert_msg(strstr(p->params, "chose=query_centric,margin=0.0000,runner_up=node_naive"),
+                "params: %s", p->params);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+  av_variants_destroy(vs);
+}
+END_TEST
+
 /* A batch where PAT's compute-cost packing (a declared alternative of profit_pack) is the
  * predicted fastest plan of all (seed-52 random forest, H200 spec, roofline model): auto must
  * have simulated it and chosen it. */
@@ -490,6 +526,8 @@ int main(void) {
   tcase_add_test(tc, pat_query_groups);
   tcase_add_test(tc, flashinfer_algorithm1_by_hand);
   tcase_add_test(tc, flashinfer_composable);
+  tcase_add_test(tc, flashinfer_chunk_length_is_ceil);
+  tcase_add_test(tc, auto_tie_keeps_earlier);
   tcase_add_test(tc, auto_records_choice);
   tcase_add_test(tc, auto_tries_alternatives);
   tcase_add_test(tc, bad_parameters);

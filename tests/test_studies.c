@@ -3,13 +3,16 @@
  * and resumed, shards merged by `anvil merge`, or (an MPI build) mpirun -n 2; `auto` reusing
  * the rows before it gives the rows it gives alone. A failing row
  * is reported alone; the RTX 4090 batch with a 32k shared prefix completes. The output
- * directory is one unit: a kill between its files, a full disk or a bad timeline path leave
+ * directory is one unit: a kill between its files, a full disk (injected, or a real
+ * file-size limit) or a bad timeline path leave
  * the previous results as they were, and files a run does not write are kept. */
 #include <check.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -263,6 +266,28 @@ START_TEST(output_set_is_one_unit) {
 }
 END_TEST
 
+/* A real short write: the child inherits a 4 KB file-size limit (RLIMIT_FSIZE) with SIGXFSZ
+ * ignored, so its writes past 4 KB fail with EFBIG as on a full disk. */
+START_TEST(file_size_limit_keeps_previous) {
+  write_file("wide.json",
+             "{\"name\": \"wide\", \"workloads\": [{\"kind\": \"random\", \"name\": \"w\", "
+             "\"seeds\": {\"from\": 1, \"to\": 40}, \"max_requests\": 16}], "
+             "\"schedulers\": [\"query_centric\", \"node_naive\"]}\n");
+  struct rlimit old, small;
+  ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+  small = old;
+  small.rlim_cur = 4096;
+  void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+  ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+  const int rc = anvil(NULL, "run", "wide.json", "--out", "one", "-q", NULL);
+  ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+  signal(SIGXFSZ, prev);
+  ck_assert_int_eq(rc, 1);
+  previous_intact("file-size limit");
+  ck_assert_msg(!exists("one.partial"), "file-size limit: the staging directory stayed");
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("studies");
   TCase *tc = tcase_create("studies");
@@ -276,6 +301,7 @@ int main(void) {
   tcase_add_test(tc, failing_row_reported_alone);
   tcase_add_test(tc, rtx4090_prefix32k_completes);
   tcase_add_test(tc, output_set_is_one_unit);
+  tcase_add_test(tc, file_size_limit_keeps_previous);
   suite_add_tcase(s, tc);
   return av_test_run(s, 0);
 }

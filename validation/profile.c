@@ -166,8 +166,8 @@ int av_profile_max_resident(const json_t *trace, int *out, av_error_t *err) {
     char where[64];
     av_jpath_index(where, sizeof where, "ctas", i);
     const json_t *r = json_array_get(ctas, i);
-    int64_t sm;
-    double s, t;
+    int64_t sm = 0;  /* copied below even when a key fails (then discarded) */
+    double s = 0, t = 0;
     rc = av_json_get_int(&c, r, where, "sm", 1, 0, 0, 1 << 20, &sm);
     if (!rc) rc = av_json_get_double(&c, r, where, "start_us", 1, 0, -1e12, 1e12, &s);
     if (!rc) rc = av_json_get_double(&c, r, where, "end_us", 1, 0, -1e12, 1e12, &t);

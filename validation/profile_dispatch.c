@@ -91,8 +91,9 @@ int av_profile_stream_gap(const json_t *trace, const av_plan_t *p, double *mean_
                           av_error_t *err) {
   *mean_us = 0;
   const json_t *ctas = json_object_get(trace, "ctas");
-  double *lo = malloc(sizeof *lo * (size_t)(2 * p->n_launches + 1)), *hi = lo + p->n_launches;
+  double *lo = malloc(sizeof *lo * (size_t)(2 * p->n_launches + 1));
   if (!lo) return av_error_set(err, AV_ERR_NOMEM, "profile", NULL, "out of memory");
+  double *hi = lo + p->n_launches;
   for (int32_t l = 0; l < p->n_launches; l++) lo[l] = 1e300, hi[l] = -1e300;
   for (size_t i = 0; i < json_array_size(ctas); i++) {
     const json_t *c = json_array_get(ctas, i);
