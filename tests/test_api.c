@@ -121,6 +121,21 @@ static av_workload_t *own_tokens(const int32_t own[4]) {
   return w;
 }
 
+/* One item over the root for all requests, one per request over its own node. */
+static av_plan_t *by_hand(const av_workload_t *a) {
+  av_plan_t *p = av_plan_create(a, "by hand");
+  av_tile_t tile = {.kind = AV_KERNEL_PARTIAL, .m_rows = 64, .n_tokens = 64, .warps = 4};
+  int32_t l = av_plan_add_launch(p, 0, &tile, 0), all[4] = {0, 1, 2, 3};
+  av_segment_t root = {0, 0, a->nodes[0].kv_len_tokens};
+  av_plan_add_item(p, l, all, 4, &root, 1, AV_OUT_PARTIAL, -1, -1);
+  for (int32_t r = 0; r < 4; r++) {
+    int32_t u = a->request_node[r];
+    av_segment_t own = {u, 0, a->nodes[u].kv_len_tokens};
+    av_plan_add_item(p, l, &r, 1, &own, 1, AV_OUT_PARTIAL, -1, -1);
+  }
+  return p;
+}
+
 START_TEST(test_reuse_rule) {
   const int32_t base[4] = {20, 20, 25, 17};
   av_workload_t *a = own_tokens(base);
@@ -143,16 +158,7 @@ START_TEST(test_reuse_rule) {
   av_workload_destroy(c);
   av_workload_destroy(d);
   /* A plan grown to b is exact for b. */
-  av_plan_t *p = av_plan_create(a, "by hand");
-  av_tile_t tile = {.kind = AV_KERNEL_PARTIAL, .m_rows = 64, .n_tokens = 64, .warps = 4};
-  int32_t l = av_plan_add_launch(p, 0, &tile, 0), all[4] = {0, 1, 2, 3};
-  av_segment_t root = {0, 0, a->nodes[0].kv_len_tokens};
-  av_plan_add_item(p, l, all, 4, &root, 1, AV_OUT_PARTIAL, -1, -1);
-  for (int32_t r = 0; r < 4; r++) {
-    int32_t u = a->request_node[r];
-    av_segment_t own = {u, 0, a->nodes[u].kv_len_tokens};
-    av_plan_add_item(p, l, &r, 1, &own, 1, AV_OUT_PARTIAL, -1, -1);
-  }
+  av_plan_t *p = by_hand(a);
   AV_CK_OK(av_plan_finalize(p, &err), &err);
   AV_CK_OK(av_plan_check(p, a, &err), &err);
   ck_assert_int_ne(av_plan_check(p, b, &err), AV_OK);
@@ -166,20 +172,6 @@ START_TEST(test_reuse_rule) {
 }
 END_TEST
 
-/* One item over the root for all requests, one per request over its own node. */
-static av_plan_t *by_hand(const av_workload_t *a) {
-  av_plan_t *p = av_plan_create(a, "by hand");
-  av_tile_t tile = {.kind = AV_KERNEL_PARTIAL, .m_rows = 64, .n_tokens = 64, .warps = 4};
-  int32_t l = av_plan_add_launch(p, 0, &tile, 0), all[4] = {0, 1, 2, 3};
-  av_segment_t root = {0, 0, a->nodes[0].kv_len_tokens};
-  av_plan_add_item(p, l, all, 4, &root, 1, AV_OUT_PARTIAL, -1, -1);
-  for (int32_t r = 0; r < 4; r++) {
-    int32_t u = a->request_node[r];
-    av_segment_t own = {u, 0, a->nodes[u].kv_len_tokens};
-    av_plan_add_item(p, l, &r, 1, &own, 1, AV_OUT_PARTIAL, -1, -1);
-  }
-  return p;
-}
 
 /* The planner's in-place form of the rule agrees with av_plan_reusable and av_plan_regrow. */
 START_TEST(test_reuse_in_place) {

@@ -8,6 +8,7 @@ within 5 % when its measured time is at most 1.05 x the measured best of the oth
 import statistics
 
 from docnums import load_json
+from fidelity import spearman as _spearman  # the same statistic analysis/fidelity.py prints
 
 # (GPU, set label, record folder under results/), in the order the doc's tables list them.
 HELD_OUT = [
@@ -49,29 +50,6 @@ def _rows(ctx, record):
 
 def _ape(r):
     return abs(r["predicted_us"] - r["measured_us"]) / r["measured_us"]
-
-
-def _ranks(xs):
-    order = sorted(range(len(xs)), key=lambda i: xs[i])
-    r = [0.0] * len(xs)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            r[order[k]] = (i + j) / 2 + 1
-        i = j + 1
-    return r
-
-
-def _spearman(a, b):
-    ra, rb = _ranks(a), _ranks(b)
-    ma, mb = statistics.fmean(ra), statistics.fmean(rb)
-    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
-    va = sum((x - ma) ** 2 for x in ra) ** 0.5
-    vb = sum((y - mb) ** 2 for y in rb) ** 0.5
-    return cov / (va * vb)
 
 
 def _batches(rows):
