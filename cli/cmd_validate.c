@@ -101,11 +101,21 @@ static int pick_gpu(vctx_t *c, av_error_t *err) {
   if (note[0]) fprintf(stderr, "anvil: note: %s\n", note);
   av_device_format(&d, dev, sizeof dev);
   snprintf(c->rep.device, sizeof c->rep.device, "%s", d.name);
-  if (c->e->n_gpus != 1 || strcmp(c->e->gpus[0].name, g.name) != 0)
-    return av_error_set(err, AV_ERR_MISMATCH, c->e->path, "gpu",
-                        "the experiment predicts for '%s' but this device is %s (spec '%s'); "
+  /* an experiment naming several GPUs is validated on the one this device is */
+  int j = 0;
+  while (j < c->e->n_gpus && strcmp(c->e->gpus[j].name, g.name) != 0) j++;
+  if (j == c->e->n_gpus) {
+    char names[300] = "";
+    for (int k = 0; k < c->e->n_gpus; k++)
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s'%s'", k ? ", " : "",
+               c->e->gpus[k].name);
+    return av_error_set(err, AV_ERR_MISMATCH, c->e->path, c->e->n_gpus > 1 ? "gpus" : "gpu",
+                        "the experiment predicts for %s but this device is %s (spec '%s'); "
                         "measurements are only compared with predictions for the same GPU",
-                        c->e->gpus[0].name, dev, g.name);
+                        names, dev, g.name);
+  }
+  c->e->gpus[0] = c->e->gpus[j];
+  c->e->n_gpus = 1;
   if (c->o->no_cal) {
     snprintf(c->rep.spec, sizeof c->rep.spec, "gpus/%s.json (uncalibrated)", g.name);
     return AV_OK;
