@@ -179,35 +179,31 @@ START_TEST(test_gap_last_token) {
 }
 END_TEST
 
-START_TEST(test_overlap) {
+/* The query-centric plan of the small forest plus one more item for request 1 over the root's
+ * tokens [begin, end), which item 3 already covers: the checker must name the overlap. */
+static void expect_overlap(int64_t begin, int64_t end, const char *message) {
   av_workload_t *w = av_test_small_forest();
   av_plan_t *p = av_test_plan_qc(w, 3, 0);
   int32_t r = 1;
-  av_segment_t s = {0, 0, 8};
+  av_segment_t s = {0, begin, end};
   ck_assert_int_eq(av_plan_add_item(p, 0, &r, 1, &s, 1, AV_OUT_PARTIAL, -1, -1), 12);
   av_error_t err;
   av_error_clear(&err);
   AV_CK_OK(av_plan_finalize(p, &err), &err);
-  expect_broken(p, w, AV_ERR_PLAN, "request 1, node 0, tokens [0, 8) are covered by both item 12 and item 3");
+  expect_broken(p, w, AV_ERR_PLAN, message);
   av_plan_destroy(p);
   av_workload_destroy(w);
+}
+
+START_TEST(test_overlap) {
+  expect_overlap(0, 8, "request 1, node 0, tokens [0, 8) are covered by both item 12 and item 3");
 }
 END_TEST
 
 /* One token covered twice, everything else once: the checker's overlap rule has no slack
  * (a rule that let one shared token pass would call this plan exact). */
 START_TEST(test_overlap_one_token) {
-  av_workload_t *w = av_test_small_forest();
-  av_plan_t *p = av_test_plan_qc(w, 3, 0);
-  int32_t r = 1;
-  av_segment_t s = {0, 63, 64};  /* the root's last token, which item 3 already covers */
-  ck_assert_int_eq(av_plan_add_item(p, 0, &r, 1, &s, 1, AV_OUT_PARTIAL, -1, -1), 12);
-  av_error_t err;
-  av_error_clear(&err);
-  AV_CK_OK(av_plan_finalize(p, &err), &err);
-  expect_broken(p, w, AV_ERR_PLAN, "tokens [63, 64) are covered by both");
-  av_plan_destroy(p);
-  av_workload_destroy(w);
+  expect_overlap(63, 64, "tokens [63, 64) are covered by both"); /* the root's last token */
 }
 END_TEST
 
