@@ -56,6 +56,7 @@ typedef struct exec_row {
   char batch[128], sched[64];
   char error[256];           /* planning or run refused (e.g. no compiled tile): not run */
   av_heads_t heads;
+  av_launch_model_t launch;  /* how the plan's launches were issued */
   av_exec_result_t r;
   int pass;
 } exec_row_t;
@@ -153,7 +154,7 @@ static json_t *row_json(const exec_row_t *row, double copy_GBps) {
                      av_dtype_name(row->heads.dtype), "scheduler", row->sched, "error",
                      row->error);
   const double floor_us = copy_GBps > 0 ? r->unique_kv_bytes / copy_GBps / 1e3 : 0;
-  return json_pack(
+  json_t *j = json_pack(
       "{s:s, s:[i,i], s:i, s:s, s:s, s:i, s:f, s:f, s:f, s:i, s:f, s:f, s:f, s:b, s:f, s:i, s:I, "
       "s:b, s:b}",
       "batch", row->batch, "heads", row->heads.hq, row->heads.hkv, "head_dim",
@@ -163,6 +164,9 @@ static json_t *row_json(const exec_row_t *row, double copy_GBps) {
       floor_us, "floor_fraction", r->median_us > 0 ? floor_us / r->median_us : 0.0, "verified",
       r->verified, "max_rel_err", r->max_rel_err, "checked", r->checked, "unwritten",
       (json_int_t)r->unwritten, "deterministic", r->deterministic, "pass", row->pass);
+  if (j && row->launch != AV_LAUNCH_STREAMS)
+    json_object_set_new(j, "launch", json_string(av_launch_model_name(row->launch)));
+  return j;
 }
 
 static int write_outputs(const exec_opts_t *o, const exec_row_t *rows, int n, const char *gpu,
@@ -224,7 +228,8 @@ static int exec_batch(const av_experiment_t *e, int bi, const exec_opts_t *o,
       rc = av_params_init(&params, ops->params, err);
     else
       params = e->scheds[si].params;
-    av_sched_ctx_t ctx = {.workload = b->w, .gpu = gpu, .variants = vs, .cost = cost};
+    av_sched_ctx_t ctx = {.workload = b->w, .gpu = gpu, .variants = vs, .cost = cost,
+                          .launch_model = e->launch};
     av_plan_t *plan = NULL;
     if (*n == *cap) {
       *cap = *cap ? 2 * *cap : 64;
@@ -238,6 +243,7 @@ static int exec_batch(const av_experiment_t *e, int bi, const exec_opts_t *o,
       snprintf(row->batch, sizeof row->batch, "%s", b->name);
       snprintf(row->sched, sizeof row->sched, "%s", o->all ? ops->name : e->scheds[si].label);
       row->heads = b->w->heads;
+      row->launch = e->launch;
       av_error_t rerr;
       av_error_clear(&rerr);
       int rrc = av_scheduler_plan(ops, &params, &ctx, &plan, &rerr);
@@ -281,6 +287,7 @@ static int exec_plan_file(const exec_opts_t *o, exec_row_t **rows, int *n, av_er
     snprintf(row->batch, sizeof row->batch, "%s", w->name);
     snprintf(row->sched, sizeof row->sched, "%s", p->scheduler);
     row->heads = w->heads;
+    row->launch = p->launch_model;
     av_exec_batch_t *eb = av_exec_batch_create(w, 1, o->check_req, err);
     rc = eb ? av_exec_batch_run(eb, p, &o->eo, &row->r, err) : (err->code ? err->code : AV_ERR_INTERNAL);
     av_exec_batch_destroy(eb);

@@ -14,7 +14,7 @@
 #include "core/limits.h"
 #include "pipeline/results_dir.h"
 
-enum { OPT_LEVELS = 256, OPT_HEADS, OPT_HEAD_DIM, OPT_COST, OPT_WORKLOAD, OPT_NO_LIMITS };
+enum { OPT_LEVELS = 256, OPT_HEADS, OPT_HEAD_DIM, OPT_COST, OPT_WORKLOAD, OPT_NO_LIMITS, OPT_LAUNCH };
 
 static const av_cli_opt_t k_opts[] = {
     {"workload", OPT_WORKLOAD, "SPEC.json", "the batch as a workload spec file"},
@@ -28,6 +28,8 @@ static const av_cli_opt_t k_opts[] = {
     {"head-dim", OPT_HEAD_DIM, "D", "head dim when the spec has none (default 128)"},
     {"output", 'o', "PLAN.json", "where to write the plan (required)"},
     {"no-limits", OPT_NO_LIMITS, NULL, "make plans over limits.plan_items (docs/reliability.md)"},
+    {"launch", OPT_LAUNCH, "MODEL",
+     "how the executor issues the plan: streams (default) or graph (docs/kernels.md)"},
     {"help", 'h', NULL, "show this help"},
     {NULL, 0, NULL, NULL}};
 
@@ -36,6 +38,7 @@ typedef struct plan_opts {
   av_cli_model_args_t models;
   av_heads_t heads;
   int no_limits;
+  av_launch_model_t launch;
 } plan_opts_t;
 
 static int parse_args(int argc, char **argv, plan_opts_t *o, av_error_t *err) {
@@ -60,6 +63,11 @@ static int parse_args(int argc, char **argv, plan_opts_t *o, av_error_t *err) {
       case OPT_COST: o->models.cost = v; break;
       case 'o': o->out = v; break;
       case OPT_NO_LIMITS: o->no_limits = 1; break;
+      case OPT_LAUNCH:
+        if (av_launch_model_from_name(v, &o->launch))
+          return av_error_set(err, AV_ERR_USAGE, "plan", "--launch",
+                              "'%s' is not a launch model; expected streams or graph", v);
+        break;
       case 'p':
       case 'c':
         if (av_cli_add_assign("plan", k, v, &o->models, err)) return err->code;
@@ -114,7 +122,8 @@ int av_cmd_plan(int argc, char **argv) {
     av_limits_t lim;
     av_limits_default(&lim);
     av_sched_ctx_t ctx = {.workload = w, .gpu = &gpu, .variants = vs, .cost = cost,
-                          .max_items = o.no_limits ? 0 : lim.plan_items};
+                          .max_items = o.no_limits ? 0 : lim.plan_items,
+                          .launch_model = o.launch};
     rc = av_scheduler_plan(m.sops, &m.sp, &ctx, &plan, &err);
   }
   if (!rc) rc = av_plan_check(plan, w, &err);

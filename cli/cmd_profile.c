@@ -15,20 +15,22 @@
 #include "validation/profile.h"
 #include "pipeline/results_dir.h"
 
-enum { OPT_QUICK = 256, OPT_RUNS };
+enum { OPT_QUICK = 256, OPT_RUNS, OPT_GRAPH };
 
 static const av_cli_opt_t k_opts[] = {
     {"out", 'o', "FILE", "profile path (default profiles/<gpu>.json)"},
     {"gpu-spec", 'g', "NAME", "GPU spec of this device when it is not recognised"},
     {"quick", OPT_QUICK, NULL, "a 3-point KV grid (smoke test; not for committing)"},
     {"runs", OPT_RUNS, "N", "traced runs per plan, averaged (default 5)"},
+    {"graph-only", OPT_GRAPH, NULL,
+     "measure only the CUDA-graph launch figures and add them to the existing profile --out"},
     {"verbose", 'v', NULL, "progress on stderr"},
     {"help", 'h', NULL, "show this help"},
     {NULL, 0, NULL, NULL}};
 
 typedef struct popts {
   const char *out, *gpu_spec;
-  int quick, verbose;
+  int quick, verbose, graph_only;
   int64_t runs;
 } popts_t;
 
@@ -47,6 +49,7 @@ static int parse_args(int argc, char **argv, popts_t *o, av_error_t *err) {
       case 'o': o->out = v; break;
       case 'g': o->gpu_spec = v; break;
       case OPT_QUICK: o->quick = 1; break;
+      case OPT_GRAPH: o->graph_only = 1; break;
       case OPT_RUNS:
         if (av_cli_parse_int("profile", "--runs", v, 1, 101, &o->runs, err)) return err->code;
         break;
@@ -94,6 +97,32 @@ static int check_out(const char *out, av_error_t *err) {
   return av_dir_check_writable("profile", dir, "--out", err);
 }
 
+static void command_line(int argc, char **argv, av_profile_t *p) {
+  size_t used = (size_t)snprintf(p->command, sizeof p->command, "anvil");
+  for (int i = 0; i < argc && used < sizeof p->command; i++)
+    used += (size_t)snprintf(p->command + used, sizeof p->command - used, " %s", argv[i]);
+}
+
+/* --graph-only adds to a profile that exists: its calibrated spec must be there, and be this
+ * device's GPU (gpu; NULL: not known yet). */
+static int graph_target(const char *out, const char *gpu, av_error_t *err) {
+  char spec[1100];
+  size_t n = strlen(out);
+  if (n > 5 && !strcmp(out + n - 5, ".json")) n -= 5;
+  snprintf(spec, sizeof spec, "%.*s.spec.json", (int)n, out);
+  struct stat st;
+  if (stat(spec, &st) != 0 || !S_ISREG(st.st_mode))
+    return av_error_set(err, AV_ERR_IO, "profile", "--graph-only",
+                        "'%s' does not exist; --graph-only adds to a profile made by anvil "
+                        "profile (name it with --out)", spec);
+  av_gpu_t g;
+  int rc = av_profile_load_spec(spec, &g, err);
+  if (!rc && gpu && strcmp(g.name, gpu) != 0)
+    rc = av_error_set(err, AV_ERR_MISMATCH, "profile", "--out",
+                      "'%s' is the profile of %s, but this device is %s", spec, g.name, gpu);
+  return rc;
+}
+
 int av_cmd_profile(int argc, char **argv) {
   av_error_t err;
   av_error_clear(&err);
@@ -109,6 +138,7 @@ int av_cmd_profile(int argc, char **argv) {
     return 0;
   }
   if (!rc && o.out) rc = check_out(o.out, &err);
+  if (!rc && o.out && o.graph_only) rc = graph_target(o.out, NULL, &err);
   if (rc) return av_cli_fail(&err);
   av_device_desc_t d;
   av_gpu_t g;
@@ -125,13 +155,29 @@ int av_cmd_profile(int argc, char **argv) {
     po.runs = (int)o.runs;
     po.quick = o.quick;
     po.verbose = o.verbose;
-    rc = av_profile_measure(&g, vs, &po, &p, &err);
+    if (o.graph_only && o.out)
+      snprintf(out, sizeof out, "%s", o.out);
+    else if (o.graph_only)
+      snprintf(out, sizeof out, "profiles/%s.json", g.name);
+    rc = o.graph_only ? graph_target(out, g.name, &err) : AV_OK;
+    if (!rc) rc = o.graph_only ? av_profile_measure_graph(&g, vs, &po, &p, &err)
+                               : av_profile_measure(&g, vs, &po, &p, &err);
+  }
+  if (!rc && o.graph_only) {
+    snprintf(p.device, sizeof p.device, "%s", d.name);
+    command_line(argc, argv, &p);
+    rc = av_profile_write_graph(&p, out, &err);
+    if (!rc)
+      printf("%s on %s, as CUDA graphs: same-stream gap %.2f us, join %.2f us, run tail "
+             "%.2f us\nprofile: added to %s (.spec.json, .details.json)\n", g.name, p.device,
+             p.graph_gap_us, p.graph_join_us, p.graph_tail_us, out);
+    av_profile_free(&p);
+    av_variants_destroy(vs);
+    return rc ? av_cli_fail(&err) : 0;
   }
   if (!rc) {
     snprintf(p.device, sizeof p.device, "%s", d.name);
-    size_t used = (size_t)snprintf(p.command, sizeof p.command, "anvil");
-    for (int i = 0; i < argc && used < sizeof p.command; i++)
-      used += (size_t)snprintf(p.command + used, sizeof p.command - used, " %s", argv[i]);
+    command_line(argc, argv, &p);
     if (o.out)
       snprintf(out, sizeof out, "%s", o.out);
     else

@@ -45,7 +45,23 @@ typedef struct av_gpu {
    * (the first kernel drains, the next starts). anvil profile measures both from traces. */
   double cta_dispatch_us;
   double stream_gap_us;
+  /* Optional (0 when omitted): the same gaps when a plan runs as one CUDA graph
+   * (docs/kernels.md#launch-models), measured by anvil profile. The graph's kernels are
+   * ready at once, so the start of the graph and the end event are one offset,
+   * graph_run_tail_us; a spec without it charges a graph the host launch_overhead_us once
+   * and the stream figures above. */
+  double graph_stream_gap_us;
+  double graph_join_overhead_us;
+  double graph_run_tail_us;
 } av_gpu_t;
+
+/* What issuing a plan's launches costs under one launch model: launch l (plan order, the
+ * merge last) is issued at issue_first_us + l * issue_step_us; the rest as in av_gpu_t. */
+typedef struct av_launch_costs {
+  double issue_first_us, issue_step_us, stream_gap_us, join_us, tail_us;
+} av_launch_costs_t;
+/* graph: 0 for the streams model (each launch issued by the host in turn), 1 for a graph. */
+void av_gpu_launch_costs(const av_gpu_t *g, int graph, av_launch_costs_t *out);
 
 /* Effective HBM bandwidth the models use: measured when present, else 0.9 x datasheet. */
 double av_gpu_hbm_bw_GBps(const av_gpu_t *g);

@@ -7,6 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+int av_launch_model_from_name(const char *name, av_launch_model_t *out) {
+  if (name && strcmp(name, "streams") == 0) *out = AV_LAUNCH_STREAMS;
+  else if (name && strcmp(name, "graph") == 0) *out = AV_LAUNCH_GRAPH;
+  else return -1;
+  return 0;
+}
+
+const char *av_launch_model_name(av_launch_model_t m) {
+  return m == AV_LAUNCH_GRAPH ? "graph" : "streams";
+}
+
 av_plan_t *av_plan_create(const av_workload_t *w, const char *scheduler) {
   av_plan_t *p = calloc(1, sizeof *p);
   if (!p) return NULL;
@@ -225,7 +236,8 @@ int av_plan_same_work(const av_plan_t *a, const av_plan_t *b) {
       a->heads.dtype != b->heads.dtype || a->n_requests != b->n_requests ||
       a->n_nodes != b->n_nodes || a->n_launches != b->n_launches ||
       a->n_items != b->n_items || a->n_item_queries != b->n_item_queries ||
-      a->n_segments != b->n_segments || a->n_slots != b->n_slots)
+      a->n_segments != b->n_segments || a->n_slots != b->n_slots ||
+      a->launch_model != b->launch_model)
     return 0;
   for (int32_t l = 0; l < a->n_launches; l++) {
     const av_launch_t *x = &a->launches[l], *y = &b->launches[l];

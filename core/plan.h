@@ -32,6 +32,15 @@ typedef struct av_item {
   int32_t order;               /* persistent launches: position in that CTA's queue; else -1 */
 } av_item_t;
 
+/* How the executor issues a plan's launches, and so what the simulator charges for issuing
+ * them (docs/kernels.md#launch-models): STREAMS, the host issues each launch in turn on its
+ * CUDA stream; GRAPH, the plan's launches, their stream dependencies and the merge are
+ * captured once as a CUDA graph and each run is one graph launch. */
+typedef enum { AV_LAUNCH_STREAMS = 0, AV_LAUNCH_GRAPH = 1 } av_launch_model_t;
+/* "streams" / "graph" -> *out; -1 for anything else. */
+int av_launch_model_from_name(const char *name, av_launch_model_t *out);
+const char *av_launch_model_name(av_launch_model_t m);
+
 typedef struct av_launch {
   int32_t stream;              /* launches on one stream run in array order */
   av_tile_t tile;              /* the kernel variant; every item of the launch uses it */
@@ -61,6 +70,7 @@ typedef struct av_plan {
   int32_t *merge_offsets;      /* n_requests + 1 (derived by av_plan_finalize unless the */
   int32_t *merge_slots;        /*   scheduler set an explicit order with av_plan_set_merge) */
   int merge_explicit;
+  av_launch_model_t launch_model; /* how the launches are issued (streams unless set) */
 } av_plan_t;
 
 /* An empty plan for workload w. Caller owns; av_plan_destroy. */

@@ -86,6 +86,8 @@ json_t *av_plan_to_json(const av_plan_t *p, const av_workload_t *w) {
   put(root, "format", json_string(AV_PLAN_FORMAT), &bad);
   put(root, "scheduler", json_string(p->scheduler), &bad);
   put(root, "params", json_string(p->params), &bad);
+  if (p->launch_model != AV_LAUNCH_STREAMS) /* plans issued on streams keep their old form */
+    put(root, "launch_model", json_string(av_launch_model_name(p->launch_model)), &bad);
   put(root, "workload", av_workload_to_json(w), &bad);
   put(root, "workload_hash", json_string(hash), &bad);
   put(root, "launches", launches, &bad);
@@ -323,8 +325,20 @@ static int read_body(const json_t *root, const av_jctx_t *c, const av_workload_t
   return rc ? rc : av_plan_finalize(p, c->err);
 }
 
-static const char *const top_keys[] = {"format", "scheduler", "params", "workload",
-                                       "workload_hash", "launches", "items", "merge", NULL};
+static const char *const top_keys[] = {"format", "scheduler", "params", "launch_model",
+                                       "workload", "workload_hash", "launches", "items",
+                                       "merge", NULL};
+
+/* Optional "launch_model": "streams" (the default) or "graph". */
+static int read_launch_model(const av_jctx_t *c, const json_t *root, av_plan_t *p) {
+  const char *name;
+  if (av_json_get_string(c, root, "", "launch_model", 0, "streams", &name))
+    return err_code(c, AV_ERR_SCHEMA);
+  if (av_launch_model_from_name(name, &p->launch_model))
+    return av_error_set(c->err, AV_ERR_SCHEMA, c->source, "launch_model",
+                        "unknown launch model '%s'; expected \"streams\" or \"graph\"", name);
+  return AV_OK;
+}
 
 static int check_top(const json_t *root, const av_jctx_t *c) {
   const char *format;
@@ -348,6 +362,7 @@ int av_plan_from_json(const json_t *root, const av_jctx_t *c, const av_workload_
   if (!p) return av_error_set(c->err, AV_ERR_NOMEM, c->source, NULL, "out of memory");
   rc = read_string_field(c, root, "scheduler", p->scheduler, sizeof p->scheduler);
   if (!rc) rc = read_string_field(c, root, "params", p->params, sizeof p->params);
+  if (!rc) rc = read_launch_model(c, root, p);
   if (!rc) rc = read_body(root, c, w, p);
   if (rc) {
     av_plan_destroy(p);

@@ -125,6 +125,16 @@ int av_kern_event_destroy(void *e);
 int av_kern_event_record(void *e, void *stream);
 int av_kern_stream_wait(void *stream, void *event);
 int av_kern_event_elapsed_ms(float *ms, void *start, void *end);
+/* An event record that a graph captured from `stream` keeps as a timed node (plain records
+ * inside a capture only order the work); outside a capture, av_kern_event_record. */
+int av_kern_event_record_timed(void *e, void *stream);
+/* CUDA graphs (docs/kernels.md#launch-models): everything issued on `stream` and on the
+ * streams it forks into between begin and end becomes one graph, instantiated into *exec;
+ * a launch of it replays the work on `stream`. A failed capture leaves no graph behind. */
+int av_kern_capture_begin(void *stream);
+int av_kern_capture_end(void *stream, void **exec);
+int av_kern_graph_launch(void *exec, void *stream);
+int av_kern_graph_destroy(void *exec);
 int av_kern_sync(void);
 /* Copies `bytes` device-to-device `reps` times and returns read+write bytes per second of
  * the median repeat (the bandwidth floor's denominator). */

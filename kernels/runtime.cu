@@ -296,6 +296,39 @@ extern "C" int av_kern_event_record(void *e, void *stream) {
   AV_CUDA_CHECK(cudaEventRecord((cudaEvent_t)e, (cudaStream_t)stream));
   return 0;
 }
+extern "C" int av_kern_event_record_timed(void *e, void *stream) {
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  AV_CUDA_CHECK(cudaStreamIsCapturing((cudaStream_t)stream, &st));
+  if (st == cudaStreamCaptureStatusActive)
+    AV_CUDA_CHECK(cudaEventRecordWithFlags((cudaEvent_t)e, (cudaStream_t)stream,
+                                           cudaEventRecordExternal));
+  else
+    AV_CUDA_CHECK(cudaEventRecord((cudaEvent_t)e, (cudaStream_t)stream));
+  return 0;
+}
+extern "C" int av_kern_capture_begin(void *stream) {
+  AV_CUDA_CHECK(cudaStreamBeginCapture((cudaStream_t)stream, cudaStreamCaptureModeRelaxed));
+  return 0;
+}
+extern "C" int av_kern_capture_end(void *stream, void **exec) {
+  *exec = NULL;
+  cudaGraph_t graph = NULL;
+  AV_CUDA_CHECK(cudaStreamEndCapture((cudaStream_t)stream, &graph));
+  cudaGraphExec_t ge = NULL;
+  const cudaError_t e = cudaGraphInstantiate(&ge, graph, 0);
+  cudaGraphDestroy(graph);
+  if (e != cudaSuccess) return av__kern_fail(e, "cudaGraphInstantiate", __FILE__, __LINE__);
+  *exec = ge;
+  return 0;
+}
+extern "C" int av_kern_graph_launch(void *exec, void *stream) {
+  AV_CUDA_CHECK(cudaGraphLaunch((cudaGraphExec_t)exec, (cudaStream_t)stream));
+  return 0;
+}
+extern "C" int av_kern_graph_destroy(void *exec) {
+  if (exec) AV_CUDA_CHECK(cudaGraphExecDestroy((cudaGraphExec_t)exec));
+  return 0;
+}
 extern "C" int av_kern_stream_wait(void *stream, void *event) {
   AV_CUDA_CHECK(cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)event, 0));
   return 0;

@@ -14,7 +14,7 @@
 static const char *const k_top_keys[] = {"name",       "description", "gpu",      "gpus",
                                          "sim",        "heads",       "head_dim", "dtype",
                                          "cost_model", "workloads",   "schedulers", "limits",
-                                         NULL};
+                                         "launch",     NULL};
 static const char *const k_dtype_names[] = {"fp16", "bf16", NULL};
 
 static int fail_code(const av_jctx_t *c) {
@@ -45,7 +45,15 @@ static int parse_name(const av_jctx_t *c, const json_t *root, av_experiment_t *e
 static int parse_sim(const av_jctx_t *c, const json_t *root, av_experiment_t *e) {
   const char *sim;
   if (av_json_get_string(c, root, "", "sim", 0, "engine", &sim)) return fail_code(c);
-  return av_sim_model_lookup(sim, c->source, "sim", &e->sim, c->err);
+  if (av_sim_model_lookup(sim, c->source, "sim", &e->sim, c->err)) return fail_code(c);
+  const char *launch;
+  if (av_json_get_string(c, root, "", "launch", 0, "streams", &launch)) return fail_code(c);
+  if (av_launch_model_from_name(launch, &e->launch))
+    return av_error_set(c->err, AV_ERR_NAME, c->source, "launch",
+                        "unknown launch model '%s'; expected \"streams\" (each launch issued by "
+                        "the host on its stream) or \"graph\" (the plan replayed as one CUDA "
+                        "graph)", launch);
+  return AV_OK;
 }
 
 /* Validates a GPU name against the specs on disk, then loads it. A path (a '/' or ".json")

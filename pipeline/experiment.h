@@ -38,6 +38,7 @@ typedef struct av_experiment {
   char name[128];
   char path[512];          /* the file it came from */
   av_sim_model_t sim;
+  av_launch_model_t launch;  /* "launch": how every plan's launches are issued */
   int n_gpus;
   av_gpu_t *gpus;
   const av_costmodel_ops_t *cost_ops;

@@ -99,13 +99,16 @@ static json_t *results_head(const av_experiment_t *e, const av_results_t *r) {
                                             "name", e->scheds[s].ops->name, "params",
                                             av_params_to_json(&e->scheds[s].params)));
   const int failed = av_results_failed(r);
-  return json_pack("{s:s, s:s, s:s, s:o, s:{s:s, s:o}, s:o, s:i, s:i, s:i, s:o, s:o}",
+  json_t *head = json_pack("{s:s, s:s, s:s, s:o, s:{s:s, s:o}, s:o, s:i, s:i, s:i, s:o, s:o}",
                    "experiment",
                    e->name, "source", e->path, "sim", av_sim_model_name(e->sim),
                    "gpus", gpus, "cost_model", "name", e->cost_ops->name, "params",
                    av_params_to_json(&e->cost_params), "schedulers", scheds, "workloads",
                    e->n_batches, "plans_checked", r->n - failed, "rows_failed", failed,
                    "rows", json_array(), "provenance", av_provenance_json(e));
+  if (head && e->launch != AV_LAUNCH_STREAMS)
+    json_object_set_new(head, "launch", json_string(av_launch_model_name(e->launch)));
+  return head;
 }
 
 json_t *av_results_to_json(const av_experiment_t *e, const av_results_t *r) {
@@ -267,8 +270,9 @@ void av_results_print(FILE *f, const av_experiment_t *e, const av_results_t *r,
                       const char *dir) {
   const double MB = 1e6;
   int many_gpus = e->n_gpus > 1;
-  fprintf(f, "%s: %s, sim=%s, cost_model=%s\n", e->name, e->path,
-          av_sim_model_name(e->sim), e->cost_ops->name);
+  fprintf(f, "%s: %s, sim=%s, cost_model=%s%s\n", e->name, e->path,
+          av_sim_model_name(e->sim), e->cost_ops->name,
+          e->launch == AV_LAUNCH_GRAPH ? ", launch=graph" : "");
   if (many_gpus) fprintf(f, "%-12s ", "gpu");
   fprintf(f, "%-16s %-7s %-16s %7s %11s %11s %6s %10s %12s %8s\n", "workload", "heads",
           "scheduler", "items", "unique_MB", "qc_KV_MB", "qc/u", "floor_us", "predicted_us",

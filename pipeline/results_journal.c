@@ -44,6 +44,7 @@ uint64_t av_experiment_hash(const av_experiment_t *e) {
   uint64_t h = 14695981039346656037ull;
   fnv_str(&h, e->name);
   fnv_str(&h, av_sim_model_name(e->sim));
+  if (e->launch != AV_LAUNCH_STREAMS) fnv_str(&h, av_launch_model_name(e->launch));
   fnv_str(&h, e->cost_ops->name);
   fnv_json(&h, av_params_to_json(&e->cost_params));
   for (int g = 0; g < e->n_gpus; g++) {

@@ -88,7 +88,7 @@ static int run_pair(vrun_t *c, int bi, int si, const av_costmodel_t *cost,
   const av_exp_sched_t *s = &c->e->scheds[si];
   const av_gpu_t *g = &c->e->gpus[0];
   av_sched_ctx_t ctx = {.workload = b->w, .gpu = g, .variants = c->vs, .cost = cost,
-                        .max_items = c->e->limits.plan_items};
+                        .max_items = c->e->limits.plan_items, .launch_model = c->e->launch};
   av_sim_config_t cfg = {.model = c->e->sim, .record_timeline = c->o->trace};
   av_plan_t *plan = NULL;
   av_sim_result_t res;

@@ -173,6 +173,8 @@ static json_t *report_json(const av_vreport_t *r, av_error_t *err) {
                   "device", r->device, "spec", r->spec, "command", r->command, "repeats",
                   r->repeats, "summary", summary_json(&s, e, p, 1));
   json_t *by = json_object(), *batches = json_array(), *rows = json_array();
+  if (e->launch != AV_LAUNCH_STREAMS)
+    json_object_set_new(doc, "launch", json_string(av_launch_model_name(e->launch)));
   json_object_set_new(doc, "by_scheduler", by);
   for (int k = 0; k < e->n_scheds; k++) {
     av_cmp_summary_t sk;

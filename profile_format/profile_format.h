@@ -134,6 +134,9 @@ typedef struct av_profile {
                                             on the slot, mean over the occupancy grids (0: none) */
   double launch_gap_us;                  /* one stream: a launch's last CTA end -> the next
                                             launch's first CTA start, traced (0: not measured) */
+  /* The same three with the plans run as CUDA graphs (0: not measured); graph_tail_us is
+   * the timed median minus the traced span (the graph's start and its end event). */
+  double graph_gap_us, graph_join_us, graph_tail_us;
   int n_start;                           /* start-wave measurements (0: step not run) */
   av_profile_start_t *start;             /* owned */
 } av_profile_t;
@@ -160,6 +163,13 @@ json_t *av_profile_calibrate_spec(const json_t *spec, const av_profile_t *p, con
  * ".json"); the spec is calibrated from spec_path. All three or none. */
 int av_profile_write(const av_profile_t *p, const char *out_path, const char *spec_path,
                      av_error_t *err);
+/* Adds the graph launch model's figures of p (av_profile_measure_graph) to an existing
+ * profile: <base>.spec.json gains graph_stream_gap_us (less the spec's cta_dispatch_us),
+ * graph_join_overhead_us and graph_run_tail_us, <base>.details.json the raw figures. Both
+ * files or neither. */
+int av_profile_write_graph(const av_profile_t *p, const char *out_path, av_error_t *err);
+/* Sets the three graph fields of a calibrated spec from p (0 refill: none). */
+void av__profile_graph_fields(json_t *spec, const av_profile_t *p, const char *date);
 /* Loads a calibrated spec (<base>.spec.json); its name is the GPU's ("H200-SXM"), not the
  * file stem, so the profile cost model and replays accept it as that GPU. */
 int av_profile_load_spec(const char *path, av_gpu_t *out, av_error_t *err);

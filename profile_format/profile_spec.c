@@ -35,6 +35,31 @@ static void dispatch_fields(json_t *s, const av_profile_t *p, const char *by, co
   }
 }
 
+/* The graph launch model's figures (validation/profile_graph.c), the stream gap less the
+ * refill as above. */
+void av__profile_graph_fields(json_t *s, const av_profile_t *p, const char *date) {
+  const char *by = p->command[0] ? p->command : "anvil profile";
+  if (p->graph_tail_us <= 0) return;
+  char src[1024];
+  const double cta = p->refill_us > 0 ? p->refill_us : p->empty_cta_us;
+  snprintf(src, sizeof src,
+           "measured on %.200s (%.300s, %.20s): 32 one-CTA launches on one stream captured as "
+           "one CUDA graph, traced: a launch's first CTA start minus the previous one's last "
+           "CTA end (mean), less cta_dispatch_us", p->device, by, date);
+  const double gap = p->graph_gap_us - cta;
+  set_field(s, "graph_stream_gap_us", round((gap > 0 ? gap : 0) * 1000) / 1000, src);
+  snprintf(src, sizeof src,
+           "measured on %.200s (%.300s, %.20s): merge-step plans captured as CUDA graphs, "
+           "first merge CTA's start minus the last attention CTA's end (mean)", p->device, by,
+           date);
+  set_field(s, "graph_join_overhead_us", round(p->graph_join_us * 1000) / 1000, src);
+  snprintf(src, sizeof src,
+           "measured on %.200s (%.300s, %.20s): merge-step plans captured as CUDA graphs, "
+           "timed median minus the traced span (the graph's start and its end event)",
+           p->device, by, date);
+  set_field(s, "graph_run_tail_us", round(p->graph_tail_us * 1000) / 1000, src);
+}
+
 json_t *av_profile_calibrate_spec(const json_t *spec, const av_profile_t *p, const char *date) {
   json_t *s = json_deep_copy(spec);
   if (!s) return NULL;
@@ -79,6 +104,7 @@ json_t *av_profile_calibrate_spec(const json_t *spec, const av_profile_t *p, con
     set_field(s, "run_tail_us", round(p->tail_us * 1000) / 1000, src);
   }
   dispatch_fields(s, p, by, date);
+  av__profile_graph_fields(s, p, date);
   if (p->tensor_tflops > 0) {
     snprintf(src, sizeof src,
              "measured on %.200s (%.300s, %.20s): one CTA of the largest-m partial tile, "

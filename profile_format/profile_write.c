@@ -133,6 +133,11 @@ json_t *av_profile_to_json(const av_profile_t *p) {
   return doc;
 }
 
+static json_t *graph_details(const av_profile_t *p) {
+  return json_pack("{s:f, s:f, s:f}", "launch_gap_us", p->graph_gap_us, "join_overhead_us",
+                   p->graph_join_us, "run_tail_us", p->graph_tail_us);
+}
+
 json_t *av_profile_details_json(const av_profile_t *p) {
   json_t *occ = json_array();
   for (int i = 0; i < p->n; i++) {
@@ -169,6 +174,8 @@ json_t *av_profile_details_json(const av_profile_t *p) {
                                                      "grid_refill_us", p->refill_us,
                                                      "launch_gap_us", p->launch_gap_us));
   else json_decref(res);
+  if (d && p->graph_tail_us > 0)
+    json_object_set_new(d, "graph", graph_details(p));
   /* the queue step: the start cost of profiles without the start step (costmodels/
    * profile_start.h) */
   if (d && p->n_queue > 0) json_object_set_new(d, "queue", queue_json(p));
@@ -182,6 +189,41 @@ static void base_of(const char *out_path, char *base, size_t n) {
   if (l > 5 && strcmp(base + l - 5, ".json") == 0) base[l - 5] = '\0';
 }
 
+static void today(char *date, size_t n) {
+  date[0] = '\0';
+  time_t now = time(NULL);
+  struct tm tmv;
+  if (gmtime_r(&now, &tmv)) strftime(date, n, "%Y-%m-%d", &tmv);
+}
+
+int av_profile_write_graph(const av_profile_t *p, const char *out_path, av_error_t *err) {
+  char base[1000], path[2][1100], date[32];
+  base_of(out_path, base, sizeof base);
+  snprintf(path[0], sizeof path[0], "%s.spec.json", base);
+  snprintf(path[1], sizeof path[1], "%s.details.json", base);
+  json_t *doc[2] = {NULL, NULL}, *before = NULL;
+  int rc = av_json_load_file(path[0], &doc[0], err);
+  if (!rc) rc = av_json_load_file(path[1], &doc[1], err);
+  if (!rc) {
+    av_profile_t q = *p;  /* the gap less the spec's own refill, as a full profile does */
+    const json_t *cta = json_object_get(json_object_get(doc[0], "cta_dispatch_us"), "value");
+    q.refill_us = json_is_number(cta) ? json_number_value(cta) : 0;
+    q.empty_cta_us = 0;
+    before = json_deep_copy(doc[0]);
+    today(date, sizeof date);
+    av__profile_graph_fields(doc[0], &q, date);
+    if (!before || json_object_set_new(doc[1], "graph", graph_details(p)))
+      rc = av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory");
+  }
+  if (!rc) rc = av_json_dump_file(doc[0], path[0], err);
+  if (!rc && (rc = av_json_dump_file(doc[1], path[1], err)) != AV_OK)
+    av_json_dump_file(before, path[0], NULL);  /* the spec as it was */
+  json_decref(doc[0]);
+  json_decref(doc[1]);
+  json_decref(before);
+  return rc;
+}
+
 int av_profile_write(const av_profile_t *p, const char *out_path, const char *spec_path,
                      av_error_t *err) {
   char base[1000], path[3][1100];
@@ -192,10 +234,8 @@ int av_profile_write(const av_profile_t *p, const char *out_path, const char *sp
   json_t *spec = NULL, *doc[3] = {NULL, NULL, NULL};
   int rc = av_json_load_file(spec_path, &spec, err);
   if (!rc) {
-    char date[32] = "";
-    time_t now = time(NULL);
-    struct tm tmv;
-    if (gmtime_r(&now, &tmv)) strftime(date, sizeof date, "%Y-%m-%d", &tmv);
+    char date[32];
+    today(date, sizeof date);
     doc[0] = av_profile_to_json(p);
     doc[1] = av_profile_calibrate_spec(spec, p, date);
     doc[2] = av_profile_details_json(p);

@@ -28,6 +28,7 @@ int av_scheduler_plan(const av_scheduler_ops_t *ops, const av_params_t *params,
     return rc;
   }
   snprintf(p->scheduler, sizeof p->scheduler, "%s", ops->name);
+  p->launch_model = ctx->launch_model;
   /* The record is the parameters as planned, followed by whatever the scheduler itself
    * noted (auto writes which candidate it chose and by how much). */
   char noted[sizeof p->params];

@@ -40,6 +40,8 @@ typedef struct av_sched_ctx {
   const av_costmodel_t *cost;      /* the experiment's cost model */
   av_sched_memo_t *memo;           /* predictions already made for this batch; may be NULL */
   int64_t max_items;               /* plans larger than this fail (limits.plan_items); 0: none */
+  av_launch_model_t launch_model;  /* how the plan's launches will be issued (its plans carry
+                                      it, and `auto` predicts its candidates with it) */
 } av_sched_ctx_t;
 
 /* What a scheduler is, besides its plan (av_scheduler_ops_t.flags). */

@@ -314,7 +314,7 @@ static int fill_result(const av__eng_t *e, int32_t n_plan_launches, av_sim_resul
   /* the run ends with the end event, run_tail_us after the last CTA (measured; 0 in a
    * datasheet spec) */
   out->merge_us = end - partial;
-  end += e->in->gpu->run_tail_us;
+  end += e->lc.tail_us;
   out->makespan_us = end;
   out->partial_us = partial;
   out->hbm_bytes = e->hbm_bytes;
@@ -349,7 +349,6 @@ static int grow_timeline(av_timeline_t *tl, int64_t need, av_error_t *err) {
 /* Fills the per-launch grid sizes, resources and issue times. */
 static int setup_launches(av__eng_t *e, int32_t nl, const av_tile_t *merge_tile,
                           av_error_t *err) {
-  const av_gpu_t *g = e->in->gpu;
   for (int32_t l = 0; l < e->n_launches; l++) {
     av__eng_launch_t *L = &e->L[l];
     L->is_merge = l >= nl;
@@ -365,7 +364,9 @@ static int setup_launches(av__eng_t *e, int32_t nl, const av_tile_t *merge_tile,
                           "launch %d has %lld CTAs; at most %d are supported", l,
                           (long long)total, INT32_MAX);
     L->total = (int32_t)total;
-    L->issue_us = (l + 1) * g->launch_overhead_us;
+    /* (l + 1) x the step when the host issues each launch (as a product, so a spec's
+     * predictions do not move with the rounding of a sum), else all at the first issue */
+    L->issue_us = e->lc.issue_step_us > 0 ? (l + 1) * e->lc.issue_step_us : e->lc.issue_first_us;
   }
   return AV_OK;
 }
@@ -381,6 +382,7 @@ static int engine_setup(av__eng_t *e, const av__engine_in_t *in, av_tile_t *merg
   e->in = in;
   e->plan = p;
   e->hkv = p->heads.hkv;
+  av_gpu_launch_costs(g, p->launch_model == AV_LAUNCH_GRAPH, &e->lc);
   e->S = g->sm_count;
   e->maxc = g->max_ctas_per_sm;
   int64_t n_merge_req = in->skip_merge ? 0 : av__engine_merge_requests(p);

@@ -91,6 +91,7 @@ typedef struct av__eng_launch {
 } av__eng_launch_t;
 
 typedef struct av__eng {
+  av_launch_costs_t lc;         /* issue, gaps and tail of the plan's launch model */
   const av__engine_in_t *in;
   const av_plan_t *plan;
   int32_t hkv, S, maxc, n_launches;   /* n_launches includes the merge launch when present */

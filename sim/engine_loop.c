@@ -75,13 +75,13 @@ static void launch_end(av__eng_t *e, int32_t li, double t) {
   if (L->is_merge) return;
   if (L->next_on_stream >= 0) {
     av__eng_launch_t *n = &e->L[L->next_on_stream];
-    heap_push(e, dmax(n->issue_us, t + e->in->gpu->stream_gap_us), L->next_on_stream);
+    heap_push(e, dmax(n->issue_us, t + e->lc.stream_gap_us), L->next_on_stream);
   }
   if (--e->partial_left == 0 && e->has_merge) {
     /* the join (events across the streams) and the merge's launch take the GPU's measured
      * join_overhead_us after the last partial CTA, whenever the host issued it */
     int32_t m = e->n_launches - 1;
-    heap_push(e, dmax(e->L[m].issue_us, t + e->in->gpu->join_overhead_us), m);
+    heap_push(e, dmax(e->L[m].issue_us, t + e->lc.join_us), m);
   }
 }
 

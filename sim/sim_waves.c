@@ -264,13 +264,20 @@ static int run_all(const av_plan_t *p, const av_gpu_t *gpu, const av_variants_t 
                    double *busy_slot_us, av_error_t *err) {
   int32_t n_streams = 0;
   *busy_slot_us = 0;
+  /* Streams: the host issues every launch, launch_overhead_us each. A graph: a stream's
+   * first kernel is ready at the graph's start, a later one after the stream gap. */
+  const int graph = p->launch_model == AV_LAUNCH_GRAPH;
+  av_launch_costs_t lc;
+  av_gpu_launch_costs(gpu, graph, &lc);
   for (int32_t l = 0; l < p->n_launches; l++) {
     int k;
     int rc = launch_occupancy(p, l, gpu, vs, &k, err);
     if (rc) return rc;
     int32_t U = build_units(p, l, s);
     int32_t si = stream_slot(s, &n_streams, p->launches[l].stream);
-    double start = s->stream_end[si] + gpu->launch_overhead_us, dur = 0, busy = 0;
+    const double issue = !graph ? gpu->launch_overhead_us
+                         : s->stream_end[si] > 0 ? lc.stream_gap_us : lc.issue_first_us;
+    double start = s->stream_end[si] + issue, dur = 0, busy = 0;
     if (U > 0 && run_launch(p, l, U, k, gpu, s, start, tl, &dur, &busy))
       return av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory recording timeline");
     s->stream_end[si] = start + dur;
@@ -314,7 +321,10 @@ int av__sim_waves(const av_sim_config_t *cfg, const av_plan_t *p, const av_workl
     for (int32_t i = 0; i < p->n_items; i++) item_bytes += s.item_bytes[i];
     double mbytes = merge_bytes(p);
     double bw_Bpus = av_gpu_hbm_bw_GBps(gpu) * 1e3; /* GB/s = 1e3 bytes/us */
-    out->merge_us = mbytes > 0 ? gpu->launch_overhead_us + mbytes / bw_Bpus : 0;
+    av_launch_costs_t lc;
+    av_gpu_launch_costs(gpu, p->launch_model == AV_LAUNCH_GRAPH, &lc);
+    const double join = p->launch_model == AV_LAUNCH_GRAPH ? lc.join_us : gpu->launch_overhead_us;
+    out->merge_us = mbytes > 0 ? join + mbytes / bw_Bpus : 0;
     out->makespan_us = out->partial_us + out->merge_us;
     out->hbm_bytes = item_bytes * p->heads.hkv + mbytes;
     out->l2_bytes = 0;

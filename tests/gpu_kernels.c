@@ -160,7 +160,8 @@ START_TEST(test_block_sizes) {
 END_TEST
 #endif
 
-/* Every registered scheduler's plan on a small tree, (32, 8) heads. */
+/* Every registered scheduler's plan on a small tree, (32, 8) heads, issued on streams and
+ * replayed as a CUDA graph (docs/kernels.md#launch-models). */
 START_TEST(test_schedulers) {
   av_workload_t *w = small_tree(32, 8, 128, AV_DTYPE_FP16);
   av_error_t err;
@@ -187,6 +188,10 @@ START_TEST(test_schedulers) {
     av_plan_t *p = NULL;
     AV_CK_OK(av_scheduler_plan(all[i], &sp, &ctx, &p, &err), &err);
     run_checked(b, p, AV_DTYPE_FP16, all[i]->name);
+    p->launch_model = AV_LAUNCH_GRAPH;
+    char what[96];
+    snprintf(what, sizeof what, "%s as a graph", all[i]->name);
+    run_checked(b, p, AV_DTYPE_FP16, what);
     av_plan_destroy(p);
   }
   av_exec_batch_destroy(b);

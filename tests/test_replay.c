@@ -120,11 +120,9 @@ END_TEST
  * slot holds it cta_dispatch_us longer than its traced time (a launch's first wave starts at
  * once), a persistent CTA's queued items do not, and the next launch of a stream starts
  * stream_gap_us after the previous one's last CTA. */
-static double replay_with(const av_plan_t *p, const av_workload_t *w, const char *path,
-                          double cta_us, double gap_us) {
-  av_gpu_t g = test_gpu();
-  g.cta_dispatch_us = cta_us;
-  g.stream_gap_us = gap_us;
+static double replay_gpu(const av_plan_t *p, const av_workload_t *w, const char *path,
+                         const av_gpu_t *gpu) {
+  av_gpu_t g = *gpu;
   av_error_t err;
   av_error_clear(&err);
   av_replay_trace_t t;
@@ -135,6 +133,14 @@ static double replay_with(const av_plan_t *p, const av_workload_t *w, const char
   av_replay_trace_free(&t);
   av_replay_result_free(&r);
   return us;
+}
+
+static double replay_with(const av_plan_t *p, const av_workload_t *w, const char *path,
+                          double cta_us, double gap_us) {
+  av_gpu_t g = test_gpu();
+  g.cta_dispatch_us = cta_us;
+  g.stream_gap_us = gap_us;
+  return replay_gpu(p, w, path, &g);
 }
 
 START_TEST(replay_dispatch_terms) {
@@ -167,6 +173,40 @@ START_TEST(replay_dispatch_terms) {
   ck_assert_double_eq_tol(replay_with(p, w, path, 0, 3), 25, 1e-6);
   /* each launch is one first wave: no refill gap */
   ck_assert_double_eq_tol(replay_with(p, w, path, 0.5, 3), 2 + 10 + 3 + 10, 1e-6);
+  remove(path);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+}
+END_TEST
+
+/* A plan run as one CUDA graph (docs/kernels.md#launch-models): its kernels are ready at the
+ * graph's start instead of one host issue each. Without graph figures the spec charges the
+ * one host launch and its stream figures; with them, no issue, the graph's gap and its tail. */
+START_TEST(replay_graph_launches) {
+  setup_variants();
+  av_workload_t *w;
+  av_plan_t *p;
+  /* two launches of 6 CTAs of 10 us on two streams: streams issue them at 2 and 4 */
+  build(12, 1, 0, &w, &p);
+  ck_assert_int_eq(av_plan_add_launch(p, 1, &TILE, 0), 1);
+  for (int32_t i = 6; i < 12; i++) p->items[i].launch = 1;
+  const char *path = write_trace(p, 10, 0, 32);
+  av_gpu_t g = test_gpu();
+  g.stream_gap_us = 3;
+  ck_assert_double_eq_tol(replay_gpu(p, w, path, &g), 4 + 10, 1e-6);
+  p->launch_model = AV_LAUNCH_GRAPH;
+  ck_assert_double_eq_tol(replay_gpu(p, w, path, &g), 2 + 10, 1e-6);
+  g.graph_run_tail_us = 1.5;
+  ck_assert_double_eq_tol(replay_gpu(p, w, path, &g), 10 + 1.5, 1e-6);
+  remove(path);
+  /* the same launches on one stream: the second follows the first after the gap */
+  p->launches[1].stream = 0;
+  p->launch_model = AV_LAUNCH_STREAMS;
+  path = write_trace(p, 10, 0, 32);
+  ck_assert_double_eq_tol(replay_gpu(p, w, path, &g), 2 + 10 + 3 + 10, 1e-6);
+  p->launch_model = AV_LAUNCH_GRAPH;
+  g.graph_stream_gap_us = 0.25;
+  ck_assert_double_eq_tol(replay_gpu(p, w, path, &g), 10 + 0.25 + 10 + 1.5, 1e-6);
   remove(path);
   av_plan_destroy(p);
   av_workload_destroy(w);
@@ -297,6 +337,7 @@ static Suite *replay_suite(void) {
   tcase_add_test(tc, replay_good_file_and_gpu_mismatch);
   tcase_add_test(tc, replay_bad_inputs);
   tcase_add_test(tc, replay_dispatch_terms);
+  tcase_add_test(tc, replay_graph_launches);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -43,7 +43,9 @@ typedef struct av__plan_dev {
   av_kern_launch_t *kl;
   int *launch_stream;          /* index into streams */
   void **streams, **done_ev;
-  void *ev_pre, *ev_end;
+  void *ev_pre, *ev_end, *ev_join;
+  av_launch_model_t launch_model;
+  void *graph[2];              /* AV_LAUNCH_GRAPH: the captured run, untraced and traced */
   void **ev_starts;            /* one per stream: a run starts when its first stream does */
   void *items, *queries, *segs, *qoff, *queue, *moff, *mslots;
   float *part_o, *part_lse;

@@ -30,6 +30,9 @@ void av__plan_dev_free(av__plan_dev_t *d) {
   free(d->ev_starts);
   av_kern_event_destroy(d->ev_pre);
   av_kern_event_destroy(d->ev_end);
+  av_kern_event_destroy(d->ev_join);
+  av_kern_graph_destroy(d->graph[0]);
+  av_kern_graph_destroy(d->graph[1]);
   av_kern_free(d->items);
   av_kern_free(d->queries);
   av_kern_free(d->segs);
@@ -204,6 +207,8 @@ static int create_streams(const av_plan_t *p, av__plan_dev_t *d, av_error_t *err
   for (int s = 0; s < d->n_streams; ++s) AV_K(av_kern_event_create(&d->ev_starts[s]));
   AV_K(av_kern_event_create(&d->ev_pre));
   AV_K(av_kern_event_create(&d->ev_end));
+  AV_K(av_kern_event_create(&d->ev_join));
+  d->launch_model = p->launch_model;
 done:
   return rc;
 }
@@ -282,17 +287,18 @@ static av_kern_batch_t av_kbatch(const av_exec_batch_t *b, const av__plan_dev_t 
 /* Every plan stream waits for the main stream's work (flush, poisoning) and then records its
  * own start event, so no cross-stream wait falls inside the timed span at the start; the
  * stream of the last launch (the tail) waits for the others' ends, runs the merge and
- * records the end. */
-int av__exec_run_once(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t *d,
-                      int trace, av_error_t *err) {
+ * records the end; the main stream waits for the tail. Captured, the same calls make the
+ * graph: the waits become its edges, the start and end events timed nodes. */
+static int issue_run(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t *d,
+                     const av_kern_batch_t *kbp, av_error_t *err) {
   int rc = AV_OK;
-  const av_kern_batch_t kb = av_kbatch(b, d, trace);
+  const av_kern_batch_t kb = *kbp;
   const int tail = p->n_launches > 0 ? d->launch_stream[p->n_launches - 1] : -1;
   void *ts = tail >= 0 ? d->streams[tail] : b->main;
   AV_K(av_kern_event_record(d->ev_pre, b->main));
   for (int s = 0; s < d->n_streams; ++s) {
     AV_K(av_kern_stream_wait(d->streams[s], d->ev_pre));
-    AV_K(av_kern_event_record(d->ev_starts[s], d->streams[s]));
+    AV_K(av_kern_event_record_timed(d->ev_starts[s], d->streams[s]));
   }
   for (int32_t l = 0; l < p->n_launches; ++l)
     AV_K(av_kern_attn_launch(d->var[l], &kb, &d->kl[l], d->streams[d->launch_stream[l]]));
@@ -302,10 +308,39 @@ int av__exec_run_once(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev
     AV_K(av_kern_stream_wait(ts, d->done_ev[s]));
   }
   if (p->n_slots > 0) AV_K(av_kern_merge_launch(&kb, p->n_requests, d->moff, d->mslots, ts));
-  AV_K(av_kern_event_record(d->ev_end, ts));
-  AV_K(av_kern_stream_wait(b->main, d->ev_end));
+  AV_K(av_kern_event_record_timed(d->ev_end, ts));
+  AV_K(av_kern_event_record(d->ev_join, ts));
+  AV_K(av_kern_stream_wait(b->main, d->ev_join));
 done:
   return rc;
+}
+
+/* The plan's run captured once from the main stream (per trace setting: the kernels' trace
+ * pointer differs), then replayed by one graph launch each time. A failed capture is ended,
+ * so the stream stays usable, and keeps no graph. */
+static int graph_run(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t *d,
+                     const av_kern_batch_t *kb, int trace, av_error_t *err) {
+  void **g = &d->graph[trace ? 1 : 0];
+  if (!*g) {
+    if (av_kern_capture_begin(b->main)) return av__exec_cuda_fail(err);
+    const int rc = issue_run(b, p, d, kb, err);
+    void *exec = NULL;
+    const int end = av_kern_capture_end(b->main, &exec);
+    if (rc) {
+      av_kern_graph_destroy(exec);
+      return rc;
+    }
+    if (end) return av__exec_cuda_fail(err);
+    *g = exec;
+  }
+  return av_kern_graph_launch(*g, b->main) ? av__exec_cuda_fail(err) : AV_OK;
+}
+
+int av__exec_run_once(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t *d,
+                      int trace, av_error_t *err) {
+  const av_kern_batch_t kb = av_kbatch(b, d, trace);
+  return d->launch_model == AV_LAUNCH_GRAPH ? graph_run(b, p, d, &kb, trace, err)
+                                            : issue_run(b, p, d, &kb, err);
 }
 
 int av__exec_elapsed_us(const av__plan_dev_t *d, double *us) {

@@ -134,5 +134,14 @@ int av_profile_measure_start(const av_gpu_t *g, const av_profile_opts_t *o, av_p
  * (d 128 fp16) on device 0. */
 int av_profile_measure_merge(const av_gpu_t *g, const av_variants_t *vs,
                              const av_profile_opts_t *o, av_profile_t *out, av_error_t *err);
+/* One merge plan's join (first merge CTA's start minus the last attention CTA's end, mean of
+ * `runs` traced runs) and tail (timed median minus the mean traced span minus launch_us), as
+ * p->launch_model issues it. */
+int av__profile_join_tail(av_exec_batch_t *b, const av_gpu_t *g, const av_plan_t *p, int runs,
+                          double launch_us, double *join_us, double *tail_us, av_error_t *err);
+/* The graph launch model's figures (validation/profile_graph.c): the same-stream gap, the
+ * join and the tail with plans captured as CUDA graphs, into out->graph_*. */
+int av_profile_measure_graph(const av_gpu_t *g, const av_variants_t *vs,
+                             const av_profile_opts_t *o, av_profile_t *out, av_error_t *err);
 
 #endif

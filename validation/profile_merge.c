@@ -174,6 +174,15 @@ static int tail_point(av_exec_batch_t *b, const av_plan_t *p, const merge_obs_t 
   return AV_OK;
 }
 
+int av__profile_join_tail(av_exec_batch_t *b, const av_gpu_t *g, const av_plan_t *p, int runs,
+                          double launch_us, double *join_us, double *tail_us, av_error_t *err) {
+  merge_obs_t obs;
+  int rc = merge_point(b, g, p, runs, 0, &obs, err);
+  if (!rc) rc = tail_point(b, p, &obs, launch_us, tail_us, err);
+  if (!rc) *join_us = obs.join_us / obs.runs;
+  return rc;
+}
+
 /* The merge subject's CTA with its partial states evicted: streamers (two per SM) read
  * twice L2 of KV after the states are written (av_profile_merge_cold_workload). */
 static int cold_point(const av_gpu_t *g, const av_tile_t *part, int32_t slots, int rows, int d,
