@@ -15,6 +15,7 @@ HELD_OUT = [
     ("H200", "held-out realistic batches", "h200/validation/heldout"),
     ("H200", "held-out random forests", "h200/validation/random"),
     ("H100", "held-out realistic batches", "h100/validation/heldout"),
+    ("H100", "held-out realistic batches, run as CUDA graphs", "h100/validation/heldout_graph"),
 ]
 IN_SAMPLE = [
     ("H200", "PAT trees (in-sample)", "h200/validation/pat"),

@@ -1,0 +1,97 @@
+"""The numbers of docs/kernels.md#launch-models: the speed set run on streams and as CUDA graphs
+on one machine, twice each in alternation (results/h100/launch/), and the graph figures of the
+committed calibrated specs (profiles/<gpu>.spec.json)."""
+import math
+import statistics
+
+from docnums import load_json
+
+REC = "results/h100/launch"
+RUNS = (1, 2)
+SMALL_FLOOR_US = 25.0  # a small batch: its bandwidth floor is at most this
+
+
+def _plans(ctx, model):
+    """{(batch, plan label): (median of the runs' medians, bandwidth floor)}."""
+    times, floor = {}, {}
+    for r in RUNS:
+        for row in load_json(ctx, REC, f"speed_{model}_{r}.json")["rows"]:
+            key = (row["batch"], row["scheduler"])
+            times.setdefault(key, []).append(row["median_us"])
+            floor[key] = row["floor_us"]
+    return {k: (statistics.median(v), floor[k]) for k, v in times.items()}
+
+
+def _best(ctx):
+    """Per batch: (best streams time, best graph time, floor), batches in record order."""
+    s, g = _plans(ctx, "streams"), _plans(ctx, "graph")
+    order = []
+    for b, _ in s:
+        if b not in order:
+            order.append(b)
+    out = []
+    for b in order:
+        bs = min(t for (bb, _), (t, _f) in s.items() if bb == b)
+        bg = min(t for (bb, _), (t, _f) in g.items() if bb == b)
+        fl = next(f for (bb, _), (_t, f) in s.items() if bb == b)
+        out.append((b, bs, bg, fl))
+    return out
+
+
+def _geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def device(ctx):
+    return load_json(ctx, REC, "speed_streams_1.json")["device"].split(" (")[0]
+
+
+def speed_table(ctx):
+    out = ["", "| batch | bandwidth floor µs | best plan on streams µs | as a graph µs | "
+           "graph / streams |", "|---|---|---|---|---|"]
+    for b, bs, bg, fl in _best(ctx):
+        out.append("| %s | %.1f | %.1f | %.1f | %.3f |" % (b, fl, bs, bg, bg / bs))
+    return "\n".join(out) + "\n"
+
+
+def summary(ctx):
+    rows = _best(ctx)
+    small = [r for r in rows if r[3] <= SMALL_FLOOR_US]
+    return ("geometric mean of graph / streams %.3f over the %d batches, %.3f over the %d "
+            "whose floor is at most %.0f µs (best plan / floor %.2f× on streams, %.2f× as a "
+            "graph)" % (_geomean([r[2] / r[1] for r in rows]), len(rows),
+                        _geomean([r[2] / r[1] for r in small]), len(small), SMALL_FLOOR_US,
+                        _geomean([r[1] / r[3] for r in small]),
+                        _geomean([r[2] / r[3] for r in small])))
+
+
+def plans(ctx):
+    n = len(load_json(ctx, REC, "speed_graph_1.json")["rows"])
+    bad = sum(1 for r in RUNS for m in ("streams", "graph")
+              for row in load_json(ctx, REC, f"speed_{m}_{r}.json")["rows"] if not row["pass"])
+    return "%d plans, each verified in both models on every run (%d failed)" % (n, bad)
+
+
+def _value(spec, key):
+    v = spec.get(key)
+    return v.get("value") if isinstance(v, dict) else v
+
+
+def figures_table(ctx):
+    keys = [("launch_overhead_us", "streams: host issue per launch, µs"),
+            ("stream_gap_us", "streams: same-stream gap, µs"),
+            ("join_overhead_us", "streams: join before the merge, µs"),
+            ("run_tail_us", "streams: run tail, µs"),
+            ("graph_stream_gap_us", "graph: same-stream gap, µs"),
+            ("graph_join_overhead_us", "graph: join before the merge, µs"),
+            ("graph_run_tail_us", "graph: start and tail, µs")]
+    gpus = ("H200-SXM", "H100-SXM")
+    specs = {g: load_json(ctx, "profiles", f"{g}.spec.json") for g in gpus}
+    out = ["", "| figure | " + " | ".join(gpus) + " |", "|---|" + "---|" * len(gpus)]
+    for key, label in keys:
+        cells = []
+        for g in gpus:
+            v = _value(specs[g], key)
+            cells.append("%.2f" % v if isinstance(v, (int, float)) else "not measured")
+        out.append("| %s | %s |" % (label, " | ".join(cells)))
+    return "\n".join(out) + "\n"
