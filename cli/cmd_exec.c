@@ -20,9 +20,10 @@
 #include "validation/device_id.h"
 #include "validation/executor.h"
 #include "pipeline/results_dir.h"
+#include "pipeline/autotune.h"
 
 enum { OPT_PLAN = 256, OPT_CSV, OPT_TRACE, OPT_REPEATS, OPT_WARMUP, OPT_NOVERIFY, OPT_ALL,
-       OPT_CHECKREQ, OPT_COPYBW, OPT_ONLY, OPT_FLUSH };
+       OPT_CHECKREQ, OPT_COPYBW, OPT_ONLY, OPT_FLUSH, OPT_AUTOTUNE, OPT_TUNE_CACHE };
 
 static const av_cli_opt_t k_opts[] = {
     {"plan", OPT_PLAN, "PLAN.json", "run one saved plan instead of an experiment"},
@@ -38,13 +39,19 @@ static const av_cli_opt_t k_opts[] = {
     {"only", OPT_ONLY, "NAME", "run only batches whose name contains NAME"},
     {"l2-flush", OPT_FLUSH, "MODE",
      "how L2 is evicted before each run: read (default), write, none"},
+    {"autotune", OPT_AUTOTUNE, "K",
+     "auto measures its K predicted-fastest candidates and keeps the fastest (1-16)"},
+    {"autotune-cache", OPT_TUNE_CACHE, "FILE",
+     "keep each batch shape's autotuned winner in FILE and reuse it"},
     {"gpu-spec", 'g', "NAME", "GPU spec of this device when it is not recognised"},
     {"help", 'h', NULL, "show this help"},
     {NULL, 0, NULL, NULL}};
 
 typedef struct exec_opts {
-  const char *exp, *plan, *out, *csv, *trace_dir, *only, *gpu_spec;
+  const char *exp, *plan, *out, *csv, *trace_dir, *only, *gpu_spec, *tune_cache;
   int all, copy_bw, check_req;
+  int autotune;              /* K of --autotune, 0 = off */
+  av_autotune_cache_t *cache;
   double copy_GBps;          /* measured with --copy-bw, else 0 */
   char device[400];          /* av_device_format of the device */
   char spec[64];             /* its GPU spec (gpus/) */
@@ -57,6 +64,8 @@ typedef struct exec_row {
   char error[256];           /* planning or run refused (e.g. no compiled tile): not run */
   av_heads_t heads;
   av_launch_model_t launch;  /* how the plan's launches were issued */
+  int tuned;                 /* auto's plan was chosen by --autotune: tune says how */
+  av_autotune_result_t tune;
   av_exec_result_t r;
   int pass;
 } exec_row_t;
@@ -99,6 +108,12 @@ static int parse_args(int argc, char **argv, exec_opts_t *o, int *help, av_error
           return av_error_set(err, AV_ERR_USAGE, "exec", "--l2-flush",
                               "'%s' is not a flush mode; expected write, read or none", v);
         break;
+      case OPT_AUTOTUNE:
+        if (av_cli_parse_int("exec", "--autotune", v, 1, AV_AUTOTUNE_MAX_K, &n, err))
+          return err->code;
+        o->autotune = (int)n;
+        break;
+      case OPT_TUNE_CACHE: o->tune_cache = v; break;
       case 'g': o->gpu_spec = v; break;
       case 'h': *help = 1; return AV_OK;
       default: break;
@@ -107,6 +122,9 @@ static int parse_args(int argc, char **argv, exec_opts_t *o, int *help, av_error
   if (!o->exp == !o->plan)
     return av_error_set(err, AV_ERR_USAGE, "exec", NULL,
                         "give an experiment file or --plan PLAN.json (exactly one)");
+  if (o->tune_cache && !o->autotune)
+    return av_error_set(err, AV_ERR_USAGE, "exec", "--autotune-cache",
+                        "needs --autotune K (the candidates to measure for new shapes)");
   return AV_OK;
 }
 
@@ -146,6 +164,31 @@ static void print_row(const exec_row_t *row, double copy_GBps) {
   fflush(stdout);
 }
 
+/* --autotune: what was measured for auto's row, and which candidate won. */
+static void print_tune(const av_autotune_result_t *t) {
+  if (t->from_cache) {
+    printf("  autotune: %s (from the cache)\n", t->chose);
+    return;
+  }
+  printf("  autotune:");
+  for (int i = 0; i < t->k; i++)
+    printf("%s %s %.1f us (predicted %.1f)", i ? "," : "", t->cand[i].name, t->measured_us[i],
+           t->cand[i].predicted_us);
+  printf("; chose %s\n", t->chose);
+}
+
+static json_t *tune_json(const av_autotune_result_t *t) {
+  json_t *c = json_array();
+  for (int i = 0; i < t->n; i++) {
+    json_t *e = json_pack("{s:s, s:f}", "candidate", t->cand[i].name, "predicted_us",
+                          t->cand[i].predicted_us);
+    if (e && i < t->k) json_object_set_new(e, "measured_us", json_real(t->measured_us[i]));
+    json_array_append_new(c, e);
+  }
+  return json_pack("{s:i, s:b, s:s, s:o}", "k", t->k, "from_cache", t->from_cache, "chose",
+                   t->chose, "candidates", c);
+}
+
 static json_t *row_json(const exec_row_t *row, double copy_GBps) {
   const av_exec_result_t *r = &row->r;
   if (row->error[0])
@@ -166,6 +209,7 @@ static json_t *row_json(const exec_row_t *row, double copy_GBps) {
       (json_int_t)r->unwritten, "deterministic", r->deterministic, "pass", row->pass);
   if (j && row->launch != AV_LAUNCH_STREAMS)
     json_object_set_new(j, "launch", json_string(av_launch_model_name(row->launch)));
+  if (j && row->tuned) json_object_set_new(j, "autotune", tune_json(&row->tune));
   return j;
 }
 
@@ -246,11 +290,19 @@ static int exec_batch(const av_experiment_t *e, int bi, const exec_opts_t *o,
       row->launch = e->launch;
       av_error_t rerr;
       av_error_clear(&rerr);
-      int rrc = av_scheduler_plan(ops, &params, &ctx, &plan, &rerr);
+      int rrc;
+      if (o->autotune > 0 && (ops->flags & AV_SCHED_SIMULATES_OTHERS)) {
+        rrc = av_autotune(eb, &ctx, &params, o->autotune, &o->eo, o->cache, &row->tune, &plan,
+                          &rerr);
+        row->tuned = rrc == AV_OK;
+      } else {
+        rrc = av_scheduler_plan(ops, &params, &ctx, &plan, &rerr);
+      }
       if (rrc == AV_OK) rrc = av_exec_batch_run(eb, plan, &o->eo, &row->r, &rerr);
       if (rrc == AV_OK) {
         row->pass = row_pass(row, &o->eo);
         print_row(row, o->copy_GBps);
+        if (row->tuned) print_tune(&row->tune);
         if (o->trace_dir) rc = write_trace(o, row, err);
         av_exec_result_free(&row->r);
       } else if (rrc == AV_ERR_CUDA || rrc == AV_ERR_NOMEM || rrc == AV_ERR_INTERNAL) {
@@ -364,6 +416,10 @@ int av_cmd_exec(int argc, char **argv) {
   if (o.out) rc = av_path_check_writable("exec", o.out, "--out", &err);
   if (!rc && o.csv) rc = av_path_check_writable("exec", o.csv, "--csv", &err);
   if (!rc && o.trace_dir) rc = av_dir_check_writable("exec", o.trace_dir, "--trace", &err);
+  av_autotune_cache_t cache;
+  memset(&cache, 0, sizeof cache);
+  o.cache = &cache;
+  if (!rc) rc = av_autotune_cache_open(o.tune_cache, &cache, &err);
   if (!rc && o.exp) rc = av_experiment_load(o.exp, &e, &err);
   if (rc == AV_OK) rc = check_gpu_spec(&o, e, &err);
   if (rc == AV_OK) rc = av_exec_available(&err);
@@ -389,6 +445,8 @@ int av_cmd_exec(int argc, char **argv) {
     for (int i = 0; i < n && !gpu[0]; ++i) snprintf(gpu, sizeof gpu, "%s", rows[i].r.gpu);
     rc = write_outputs(&o, rows, n, gpu, copy_GBps, &err);
   }
+  if (rc == AV_OK) rc = av_autotune_cache_save(&cache, &err);
+  av_autotune_cache_close(&cache);
   if (rc == AV_OK)
     printf("%d plans run, %d failed verification%s, %d could not run\n", n - not_run, failed,
            o.eo.verify ? "" : " (verification off)", not_run);

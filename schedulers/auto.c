@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "proofs/proofs.h"
+#include "schedulers/auto.h"
 #include "schedulers/sched_util.h"
 #include "sim/sim.h"
 
@@ -125,13 +128,30 @@ typedef struct race {
   int have_best, have_second;
   char best_name[96], second_name[96];
   char skipped[200];               /* candidates that cannot plan or run here, and why */
+  av_auto_candidate_t *list;       /* av_auto_rank: every candidate that ran, or NULL */
+  int n_list, cap_list;
 } race_t;
+
+static void candidate_name(char *name, size_t n, const av_scheduler_ops_t *ops,
+                           const char *alt) {
+  snprintf(name, n, "%.40s%s%.40s%s", ops->name, alt ? "[" : "", alt ? alt : "",
+           alt ? "]" : "");
+}
+
+static void race_list(race_t *r, const av_scheduler_ops_t *ops, const char *alt, double t) {
+  if (!r->list || r->n_list == r->cap_list) return;
+  av_auto_candidate_t *c = &r->list[r->n_list++];
+  c->ops = ops;
+  c->alt = alt;
+  c->predicted_us = t;
+  candidate_name(c->name, sizeof c->name, ops, alt);
+}
 
 static void race_enter(race_t *r, const av_scheduler_ops_t *ops, const char *alt,
                        av_plan_t *cand, int memo, double t) {
   char name[96];
-  snprintf(name, sizeof name, "%.40s%s%.40s%s", ops->name, alt ? "[" : "", alt ? alt : "",
-           alt ? "]" : "");
+  candidate_name(name, sizeof name, ops, alt);
+  race_list(r, ops, alt, t);
   /* strictly faster replaces: ties keep the earlier candidate (registry order, defaults
    * before alternatives) */
   if (!r->have_best || t < r->best_us) {
@@ -185,14 +205,13 @@ static int auto_race(const av_sched_ctx_t *ctx, const av_costmodel_t *cost, av_s
   return rc;
 }
 
-static int auto_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_plan_t **out,
-                     av_error_t *err) {
-  *out = NULL;
+/* The race over every candidate, ranked with the experiment's cost model (the roofline
+ * model stands in for the per-item fixed costs when there is none). */
+static int run_race(const av_sched_ctx_t *ctx, const av_params_t *params, race_t *r,
+                    av_error_t *err) {
   av_sim_model_t model = AV_SIM_ENGINE;
   int rc = av_sim_model_lookup(av_params_enum(params, "model"), NULL, "model", &model, err);
   if (rc) return rc;
-  /* The simulator needs a cost model for per-item fixed costs; without one from the
-   * experiment, the roofline model stands in. */
   av_costmodel_t *own = NULL;
   const av_costmodel_t *cost = ctx->cost;
   if (!cost) {
@@ -204,16 +223,23 @@ static int auto_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_pl
     if (!(own = av_costmodel_create(ops, NULL, &env, err))) return err ? err->code : 1;
     cost = own;
   }
+  if (ctx->memo) ctx->memo->chosen = -1;
+  rc = auto_race(ctx, cost, model, r, err);
+  av_costmodel_destroy(own);
+  if (rc == AV_OK && !r->have_best)
+    rc = av_error_set(err, AV_ERR_UNSUPPORTED, NULL, NULL,
+                      "auto: no candidate scheduler can plan this batch on %s: %s",
+                      ctx->gpu->name, r->skipped);
+  return rc;
+}
+
+static int auto_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_plan_t **out,
+                     av_error_t *err) {
+  *out = NULL;
   race_t r;
   memset(&r, 0, sizeof r);
   r.best_memo = -1;
-  if (ctx->memo) ctx->memo->chosen = -1;
-  rc = auto_race(ctx, cost, model, &r, err);
-  av_costmodel_destroy(own);
-  if (rc == AV_OK && !r.have_best)
-    rc = av_error_set(err, AV_ERR_UNSUPPORTED, NULL, NULL,
-                      "auto: no candidate scheduler can plan this batch on %s: %s",
-                      ctx->gpu->name, r.skipped);
+  int rc = run_race(ctx, params, &r, err);
   if (rc == AV_OK && !r.best) rc = auto_replan(ctx, r.best_ops, r.best_alt, &r.best, err);
   if (rc) {
     av_plan_destroy(r.best);
@@ -222,12 +248,49 @@ static int auto_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_pl
   /* margin: how much slower the runner-up is predicted to be, relative to the winner */
   double margin = r.have_second && r.best_us > 0.0 ? (r.second_us - r.best_us) / r.best_us : 0.0;
   /* The parameters (model=...) are recorded by av_scheduler_plan; this is the verdict. */
-  snprintf(r.best->params, sizeof r.best->params, "chose=%s,margin=%.4f,runner_up=%s%s%s",
-           r.best_name, margin, r.have_second ? r.second_name : "none",
-           r.skipped[0] ? ",skipped=" : "", r.skipped);
+  char verdict[512];  /* cut to the plan's params field as written */
+  snprintf(verdict, sizeof verdict, "chose=%s,margin=%.4f,runner_up=%s%s%s", r.best_name,
+           margin, r.have_second ? r.second_name : "none", r.skipped[0] ? ",skipped=" : "",
+           r.skipped);
+  snprintf(r.best->params, sizeof r.best->params, "%.255s", verdict);
   snprintf(r.best->scheduler, sizeof r.best->scheduler, "auto");
   if (ctx->memo) ctx->memo->chosen = r.best_memo;
   *out = r.best;
+  return AV_OK;
+}
+
+int av_auto_rank(const av_sched_ctx_t *ctx, const av_params_t *params, av_auto_candidate_t *out,
+                 int cap, int *n, av_error_t *err) {
+  *n = 0;
+  av_auto_candidate_t all[AV_AUTO_MAX_CANDIDATES];
+  race_t r;
+  memset(&r, 0, sizeof r);
+  r.best_memo = -1;
+  r.list = all;
+  r.cap_list = AV_AUTO_MAX_CANDIDATES;
+  int rc = run_race(ctx, params, &r, err);
+  av_plan_destroy(r.best);
+  if (rc) return rc;
+  /* predicted fastest first; a stable insertion sort keeps ties in registry order, as the
+   * race does */
+  for (int i = 1; i < r.n_list; i++) {
+    av_auto_candidate_t c = all[i];
+    int j = i;
+    for (; j > 0 && all[j - 1].predicted_us > c.predicted_us; j--) all[j] = all[j - 1];
+    all[j] = c;
+  }
+  *n = r.n_list < cap ? r.n_list : cap;
+  memcpy(out, all, (size_t)*n * sizeof *out);
+  return AV_OK;
+}
+
+int av_auto_plan_candidate(const av_sched_ctx_t *ctx, const av_auto_candidate_t *c,
+                           const char *verdict, av_plan_t **out, av_error_t *err) {
+  *out = NULL;
+  int rc = auto_replan(ctx, c->ops, c->alt, out, err);
+  if (rc) return rc;
+  snprintf((*out)->params, sizeof (*out)->params, "%s", verdict);
+  snprintf((*out)->scheduler, sizeof (*out)->scheduler, "auto");
   return AV_OK;
 }
 

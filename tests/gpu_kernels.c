@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "pipeline/autotune.h"
 #include "schedulers/scheduler.h"
 #include "core/plan.h"
 #include "tests/support.h"
@@ -298,6 +300,53 @@ START_TEST(test_bad_input) {
 }
 END_TEST
 
+/* --autotune: the two predicted fastest of auto's candidates are measured and the faster
+ * kept, its plan verified; the cache then decides the same shape without measuring. */
+START_TEST(test_autotune) {
+  av_workload_t *w = small_tree(32, 8, 128, AV_DTYPE_FP16);
+  av_error_t err;
+  av_error_clear(&err);
+  av_gpu_t gpu;
+  AV_CK_OK(av_gpu_load("H200-SXM", NULL, &gpu, &err), &err);
+  av_variants_t *vs = av_variants_load(NULL, &err);
+  AV_CK_OK(vs ? AV_OK : err.code, &err);
+  av_exec_batch_t *b = av_exec_batch_create(w, 3, 12, &err);
+  AV_CK_OK(b ? AV_OK : err.code, &err);
+  av_sched_ctx_t ctx = {.workload = w, .gpu = &gpu, .variants = vs};
+  av_exec_opts_t o;
+  av_exec_opts_default(&o);
+  o.repeats = 5;
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/av_gpu_autotune_%d.json", (int)getpid());
+  remove(path);
+  av_autotune_cache_t cache;
+  AV_CK_OK(av_autotune_cache_open(path, &cache, &err), &err);
+  av_autotune_result_t res;
+  av_plan_t *p = NULL;
+  AV_CK_OK(av_autotune(b, &ctx, NULL, 2, &o, &cache, &res, &p, &err), &err);
+  ck_assert_int_eq(res.k, 2);
+  ck_assert(!res.from_cache);
+  const int win = res.measured_us[1] < res.measured_us[0];
+  ck_assert_str_eq(res.chose, res.cand[win].name);
+  ck_assert_msg(strstr(p->params, "autotune=2") != NULL, "params: %s", p->params);
+  run_checked(b, p, AV_DTYPE_FP16, "autotuned");
+  av_plan_destroy(p);
+  AV_CK_OK(av_autotune_cache_save(&cache, &err), &err);
+  av_autotune_cache_close(&cache);
+  AV_CK_OK(av_autotune_cache_open(path, &cache, &err), &err);
+  AV_CK_OK(av_autotune(b, &ctx, NULL, 2, &o, &cache, &res, &p, &err), &err);
+  ck_assert(res.from_cache);
+  ck_assert_int_eq(res.k, 0);
+  ck_assert_str_eq(res.chose, res.cand[win].name);
+  av_plan_destroy(p);
+  av_autotune_cache_close(&cache);
+  remove(path);
+  av_exec_batch_destroy(b);
+  av_variants_destroy(vs);
+  av_workload_destroy(w);
+}
+END_TEST
+
 int main(void) {
   if (!have_device()) {
     puts("skipped: no CUDA device");
@@ -312,6 +361,7 @@ int main(void) {
   tcase_add_test(tc, test_trace);
 #endif
   tcase_add_test(tc, test_schedulers);
+  tcase_add_test(tc, test_autotune);
   tcase_add_test(tc, test_bad_input);
   suite_add_tcase(s, tc);
   return av_test_run(s, 1);
