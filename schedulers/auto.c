@@ -262,6 +262,12 @@ static int auto_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_pl
 int av_auto_rank(const av_sched_ctx_t *ctx, const av_params_t *params, av_auto_candidate_t *out,
                  int cap, int *n, av_error_t *err) {
   *n = 0;
+  av_params_t defaults;
+  if (!params) {
+    int rc = av_params_init(&defaults, auto_params, err);
+    if (rc) return rc;
+    params = &defaults;
+  }
   av_auto_candidate_t all[AV_AUTO_MAX_CANDIDATES];
   race_t r;
   memset(&r, 0, sizeof r);
