@@ -1,0 +1,88 @@
+"""The numbers of docs/validation.md#auto-by-measurement: how often auto's choice is within 5 %
+and 2 % of the measured best when it measures its K predicted-fastest candidates, first from
+the committed validation records (the candidates' recorded predictions and measurements), then
+from `anvil exec --autotune` runs (results/h100/autotune/)."""
+import collections
+
+from docnums import load_json
+
+RECORDS = [("H200", "PAT trees (in-sample)", "h200/validation/pat"),
+           ("H100", "PAT trees (in-sample)", "h100/validation/pat"),
+           ("H200", "held-out realistic batches", "h200/validation/heldout"),
+           ("H200", "held-out random forests", "h200/validation/random"),
+           ("H100", "held-out realistic batches", "h100/validation/heldout")]
+KS = (1, 2, 3, 4, 5)
+RUNS = [("held-out realistic batches", "heldout"), ("PAT trees (in-sample)", "pat")]
+
+
+def _frac(k, n):
+    return "%d / %d (%.0f %%)" % (k, n, 100.0 * k / n)
+
+
+def _pick(cands, k):
+    """The measured time of the fastest measured among the k predicted fastest."""
+    return min(m for _, m in sorted(cands, key=lambda c: c[0])[:k])
+
+
+def _within(ctx, rec, k):
+    """(batches, within 5 %, within 2 %) of record rec when the fastest measured of the k
+    predicted fastest is kept."""
+    by = collections.defaultdict(list)
+    for r in load_json(ctx, "results", rec, "validation.json")["rows"]:
+        if r["scheduler"] != "auto":
+            by[(r["batch"], tuple(r["heads"]))].append((r["predicted_us"], r["measured_us"]))
+    w5 = w2 = 0
+    for cands in by.values():
+        best, got = min(m for _, m in cands), _pick(cands, k)
+        w5 += got <= 1.05 * best
+        w2 += got <= 1.02 * best
+    return len(by), w5, w2
+
+
+def k_choice(ctx):
+    """The smallest K that leaves at most one batch outside 5 % on every in-sample record."""
+    ins = [rec for _, label, rec in RECORDS if "in-sample" in label]
+    for k in KS:
+        if all(_within(ctx, rec, k)[1] >= _within(ctx, rec, k)[0] - 1 for rec in ins):
+            return "K = %d" % k
+    return "no K up to %d" % KS[-1]
+
+
+def k_table(ctx):
+    out = ["", "| GPU | set | batches | " + " | ".join("K = %d" % k for k in KS) + " |",
+           "|---|---|---|" + "---|" * len(KS)]
+    for gpu, label, rec in RECORDS:
+        cells, n = [], 0
+        for k in KS:
+            n, w5, w2 = _within(ctx, rec, k)
+            cells.append("%d / %d" % (w5, w2))
+        out.append("| %s | %s | %d | %s |" % (gpu, label, n, " | ".join(cells)))
+    return "\n".join(out) + "\n"
+
+
+def _run_stats(ctx, name):
+    by = collections.defaultdict(dict)
+    for r in load_json(ctx, "results/h100/autotune", name + ".json")["rows"]:
+        by[(r["batch"], tuple(r["heads"]))][r["scheduler"]] = r
+    s = collections.Counter()
+    for rows in by.values():
+        best = min(r["median_us"] for lab, r in rows.items() if lab != "auto")
+        auto = rows["auto"]
+        first = auto["autotune"]["candidates"][0]["measured_us"]
+        s["n"] += 1
+        s["t5"] += auto["median_us"] <= 1.05 * best
+        s["t2"] += auto["median_us"] <= 1.02 * best
+        s["f5"] += first <= 1.05 * best
+        s["f2"] += first <= 1.02 * best
+    return s
+
+
+def measured_table(ctx):
+    out = ["", "| GPU | set | batches | predicted fastest within 5 % | within 2 % | "
+           "`--autotune 4` within 5 % | within 2 % |", "|---|---|---|---|---|---|---|"]
+    for label, name in RUNS:
+        s = _run_stats(ctx, name)
+        out.append("| H100 | %s | %d | %s | %s | %s | %s |" % (
+            label, s["n"], _frac(s["f5"], s["n"]), _frac(s["f2"], s["n"]),
+            _frac(s["t5"], s["n"]), _frac(s["t2"], s["n"])))
+    return "\n".join(out) + "\n"
