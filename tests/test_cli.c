@@ -154,6 +154,44 @@ START_TEST(run_timeline_is_json) {
 }
 END_TEST
 
+/* "launch": "graph" (docs/kernels.md#launch-models): the results say so, and a small plan of
+ * several launches is predicted faster than the same plan issued launch by launch. */
+static json_t *run_launch(const char *launch) {
+  char *exp = tmp_file("launch.json");
+  FILE *f = fopen(exp, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f, "{\"name\": \"launch\", \"gpu\": \"H100-SXM\", \"launch\": \"%s\", "
+          "\"workloads\": [{\"kind\": \"levels\", \"B\": [1, 16], \"L\": [256, 16]}], "
+          "\"schedulers\": [\"profit_pack\", \"query_centric\"]}", launch);
+  fclose(f);
+  char *dir = tmp_file(launch);
+  int rc = anvil(NULL, "run", exp, "--out", dir, "--quiet", NULL);
+  char *err = output("stderr");
+  ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+  free(err);
+  char path[512];
+  snprintf(path, sizeof path, "%s/results.json", dir);
+  json_t *doc = json_load_file(path, 0, NULL);
+  ck_assert_ptr_nonnull(doc);
+  return doc;
+}
+
+START_TEST(run_graph_launch_model) {
+  json_t *s = run_launch("streams"), *g = run_launch("graph");
+  ck_assert_ptr_null(json_object_get(s, "launch"));
+  ck_assert_str_eq(json_string_value(json_object_get(g, "launch")), "graph");
+  json_t *rs = json_object_get(s, "rows"), *rg = json_object_get(g, "rows");
+  ck_assert_uint_eq(json_array_size(rs), json_array_size(rg));
+  /* profit_pack's two launches: the second is issued with the first in a graph */
+  const double two_s = json_real_value(json_object_get(json_array_get(rs, 0), "predicted_us"));
+  const double two_g = json_real_value(json_object_get(json_array_get(rg, 0), "predicted_us"));
+  ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(rg, 0), "launches")), 2);
+  ck_assert_msg(two_g < two_s, "profit_pack: graph %g us, streams %g us", two_g, two_s);
+  json_decref(s);
+  json_decref(g);
+}
+END_TEST
+
 START_TEST(plan_then_check) {
   char *plan = tmp_file("plan.json");
   int rc = anvil(NULL, "plan", "--levels", "B=1,4,16 L=256,64,32", "--scheduler",
@@ -279,6 +317,7 @@ int main(void) {
   tcase_add_test(tc, run_default_output_dir);
   tcase_add_test(tc, run_timeline_is_json);
   tcase_add_test(tc, plan_then_check);
+  tcase_add_test(tc, run_graph_launch_model);
   tcase_add_test(tc, describe_levels_and_spec);
   tcase_add_test(tc, list_names_everything);
   tcase_add_test(tc, help_everywhere);
