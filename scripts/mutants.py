@@ -23,6 +23,7 @@ CHECKER = ["test_plan", "test_schedulers_a", "test_schedulers_b"]
 SCHED = ["test_schedulers_a", "test_schedulers_b", "test_beside"]
 REFERENCE = ["test_plan", "test_schedulers_a", "test_schedulers_b"]
 OCCUPANCY = ["test_occupancy", "test_gpu"]
+LAUNCH = ["test_replay", "test_cli"]
 
 # name, file, text, replacement, test binaries
 MUTANTS = [
@@ -54,6 +55,15 @@ MUTANTS = [
      OCCUPANCY),
     ("occupancy_tie_order", "core/occupancy.c",
      "  if (out->by_regs <= k) {", "  if (out->by_regs < k) {", OCCUPANCY),
+    ("graph_issued_per_launch", "core/gpu.c",
+     "  out->issue_step_us = graph ? 0 : g->launch_overhead_us;",
+     "  out->issue_step_us = g->launch_overhead_us;", LAUNCH),
+    ("graph_tail_of_streams", "core/gpu.c",
+     "  out->tail_us = measured ? g->graph_run_tail_us : g->run_tail_us;",
+     "  out->tail_us = g->run_tail_us;", LAUNCH),
+    ("auto_rank_reversed", "schedulers/auto.c",
+     "for (; j > 0 && all[j - 1].predicted_us > c.predicted_us; j--)",
+     "for (; j > 0 && all[j - 1].predicted_us < c.predicted_us; j--)", ["test_autotune"]),
 ]
 
 

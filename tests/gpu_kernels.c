@@ -162,6 +162,16 @@ START_TEST(test_block_sizes) {
 END_TEST
 #endif
 
+/* The H200 spec the schedulers plan for and the compiled variants' table. */
+static av_variants_t *h200_and_variants(av_gpu_t *gpu) {
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_gpu_load("H200-SXM", NULL, gpu, &err), &err);
+  av_variants_t *vs = av_variants_load(NULL, &err);
+  AV_CK_OK(vs ? AV_OK : err.code, &err);
+  return vs;
+}
+
 /* Every registered scheduler's plan on a small tree, (32, 8) heads, issued on streams and
  * replayed as a CUDA graph (docs/kernels.md#launch-models). */
 START_TEST(test_schedulers) {
@@ -169,9 +179,7 @@ START_TEST(test_schedulers) {
   av_error_t err;
   av_error_clear(&err);
   av_gpu_t gpu;
-  AV_CK_OK(av_gpu_load("H200-SXM", NULL, &gpu, &err), &err);
-  av_variants_t *vs = av_variants_load(NULL, &err);
-  AV_CK_OK(vs ? AV_OK : err.code, &err);
+  av_variants_t *vs = h200_and_variants(&gpu);
   const av_costmodel_ops_t *cops = NULL;
   AV_CK_OK(av_costmodel_lookup("roofline", "test", NULL, &cops, &err), &err);
   av_params_t cp;
@@ -307,9 +315,7 @@ START_TEST(test_autotune) {
   av_error_t err;
   av_error_clear(&err);
   av_gpu_t gpu;
-  AV_CK_OK(av_gpu_load("H200-SXM", NULL, &gpu, &err), &err);
-  av_variants_t *vs = av_variants_load(NULL, &err);
-  AV_CK_OK(vs ? AV_OK : err.code, &err);
+  av_variants_t *vs = h200_and_variants(&gpu);
   av_exec_batch_t *b = av_exec_batch_create(w, 3, 12, &err);
   AV_CK_OK(b ? AV_OK : err.code, &err);
   av_sched_ctx_t ctx = {.workload = w, .gpu = &gpu, .variants = vs};

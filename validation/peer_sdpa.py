@@ -37,6 +37,22 @@ def copy_bandwidth(nbytes=1 << 30, reps=20):
     return 2 * nbytes / (statistics.median(times) * 1e-3) / 1e9
 
 
+def timed_us(fn, flush, warmup, reps):
+    """Median µs of fn over reps runs after warmup, L2 overwritten by `flush` before each."""
+    times = []
+    for i in range(warmup + reps):
+        flush.add_(1)  # untimed: evict the previous run's KV from L2
+        e0 = torch.cuda.Event(enable_timing=True)
+        e1 = torch.cuda.Event(enable_timing=True)
+        e0.record()
+        fn()
+        e1.record()
+        e1.synchronize()
+        if i >= warmup:
+            times.append(e0.elapsed_time(e1) * 1e3)
+    return statistics.median(times)
+
+
 def time_sdpa(B, L, hq, hkv, d, dtype, reps, warmup, flush):
     g = torch.Generator(device="cuda").manual_seed(1)
     total = sum(L)
@@ -52,19 +68,8 @@ def time_sdpa(B, L, hq, hkv, d, dtype, reps, warmup, flush):
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     def timed(backends):
-        times = []
-        for i in range(warmup + reps):
-            flush.add_(1)  # untimed: evict the previous run's KV from L2
-            e0 = torch.cuda.Event(enable_timing=True)
-            e1 = torch.cuda.Event(enable_timing=True)
-            with sdpa_kernel(backends):
-                e0.record()
-                run()
-                e1.record()
-            e1.synchronize()
-            if i >= warmup:
-                times.append(e0.elapsed_time(e1) * 1e3)
-        return statistics.median(times)
+        with sdpa_kernel(backends):
+            return timed_us(run, flush, warmup, reps)
 
     # The peer gets its best backend: every fused one that accepts the shapes is timed;
     # the unfused math path only when none does.

@@ -21,12 +21,13 @@ usage: peer_varlen.py EXPERIMENT.json [--only NAME] [--max-gb 40] --out FILE
 import argparse
 import json
 import os
-import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from peer_sdpa import timed_us as timed  # the same timing as the SDPA peer
 
 BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION), ("efficient", SDPBackend.EFFICIENT_ATTENTION),
             ("cudnn", SDPBackend.CUDNN_ATTENTION)]
@@ -52,20 +53,6 @@ def batches(exp, only):
             continue
         for h in ([w["heads"]] if "heads" in w else heads_default):
             yield name, (int(h[0]), int(h[1])), lengths
-
-
-def timed(fn, flush, warmup, reps):
-    times = []
-    for i in range(warmup + reps):
-        flush.add_(1)
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        fn()
-        e1.record()
-        e1.synchronize()
-        if i >= warmup:
-            times.append(e0.elapsed_time(e1) * 1e3)
-    return statistics.median(times)
 
 
 def varlen_fn(q, k, v, cu_k, max_k):
