@@ -72,6 +72,18 @@ def plans(ctx):
     return "%d plans, each verified in both models on every run (%d failed)" % (n, bad)
 
 
+def correct(ctx):
+    """Plans of the stopped correctness sweeps (results/h100/launch/correct/) that passed and
+    failed, run as graphs."""
+    ok = bad = 0
+    for dt in ("fp16", "bf16"):
+        with open(ctx.path(REC, "correct", "correct_%s_graph.log" % dt), encoding="utf-8") as f:
+            for line in f:
+                ok += line.rstrip().endswith(" ok")
+                bad += line.rstrip().endswith(" FAIL")
+    return "%d plans verified, %d failed" % (ok, bad)
+
+
 def _value(spec, key):
     v = spec.get(key)
     return v.get("value") if isinstance(v, dict) else v
