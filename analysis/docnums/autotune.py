@@ -3,6 +3,7 @@ and 2 % of the measured best when it measures its K predicted-fastest candidates
 the committed validation records (the candidates' recorded predictions and measurements), then
 from `anvil exec --autotune` runs (results/h100/autotune/)."""
 import collections
+import statistics
 
 from docnums import load_json
 
@@ -58,6 +59,43 @@ def k_table(ctx):
             cells.append("%d / %d" % (w5, w2))
         out.append("| %s | %s | %d | %s |" % (gpu, label, n, " | ".join(cells)))
     return "\n".join(out) + "\n"
+
+
+def _bias(ctx, rec):
+    """Median predicted / measured of each scheduler on record rec."""
+    by = collections.defaultdict(list)
+    for r in load_json(ctx, "results", rec, "validation.json")["rows"]:
+        if r["scheduler"] != "auto":
+            by[r["scheduler"]].append(r["predicted_us"] / r["measured_us"])
+    return {k: statistics.median(v) for k, v in by.items()}
+
+
+def _picks(ctx, rec, bias):
+    """(within 5 %, within 2 %, batches) when the predictions are divided by bias."""
+    by = collections.defaultdict(list)
+    for r in load_json(ctx, "results", rec, "validation.json")["rows"]:
+        if r["scheduler"] != "auto":
+            by[(r["batch"], tuple(r["heads"]))].append(
+                (r["predicted_us"] / bias.get(r["scheduler"], 1.0), r["measured_us"]))
+    w5 = w2 = 0
+    for cands in by.values():
+        best, got = min(m for _, m in cands), min(cands)[1]
+        w5 += got <= 1.05 * best
+        w2 += got <= 1.02 * best
+    return w5, w2, len(by)
+
+
+def bias_alternative(ctx):
+    """The per-scheduler error model: each prediction divided by its scheduler's median
+    predicted / measured on the same GPU's PAT record, read on the held-out records."""
+    parts = []
+    for gpu, rec, pat in (("H200", "h200/validation/heldout", "h200/validation/pat"),
+                          ("H200", "h200/validation/random", "h200/validation/pat"),
+                          ("H100", "h100/validation/heldout", "h100/validation/pat")):
+        a, b = _picks(ctx, rec, {}), _picks(ctx, rec, _bias(ctx, pat))
+        parts.append("%s %s: within 5 %% %d → %d, within 2 %% %d → %d of %d" % (
+            gpu, rec.split("/")[-1], a[0], b[0], a[1], b[1], a[2]))
+    return "; ".join(parts)
 
 
 def _run_stats(ctx, name):
