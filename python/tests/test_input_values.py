@@ -1,6 +1,6 @@
 """Values the fuzz harness tests/fuzz/fuzz_python.py found mishandled: workload specs as text
-or files, numbers no C integer holds, and decode batches that cannot be laid out. Each must
-give a batch or raise ValueError (anvil.Error is one) or TypeError, nothing else."""
+or files, an empty name, numbers no C integer holds, and decode batches that cannot be laid
+out. Each must give a batch or raise ValueError (anvil.Error is one) or TypeError."""
 import json
 
 import numpy as np
@@ -21,6 +21,14 @@ def test_spec_text_and_file_give_the_batch(tmp_path):
     path.write_text(json.dumps({"kind": "levels", "B": [1, 4], "L": [64, 16]}))
     assert anvil.load_workload(path).info["nodes"] == 5
     assert anvil.random(3, max_requests=4).requests <= 4
+
+
+def test_empty_name_is_refused():
+    # The explicit form leaves an empty name out, so the batch loaded back under a derived one.
+    with pytest.raises(anvil.Error, match="name is 0 characters long"):
+        anvil.from_spec({"kind": "random", "name": ""})
+    w = anvil.from_spec({"kind": "random", "name": "x"})
+    assert anvil.from_spec(w.to_json()).to_json() == w.to_json()
 
 
 @pytest.mark.parametrize("call", [
