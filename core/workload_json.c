@@ -6,7 +6,7 @@
  *
  *   Keys of every kind (all optional except "kind"):
  *     "kind":       one of levels, kary, degenerate, ratio, random, block_table, explicit
- *     "name":       label shown in tables (at most 127 characters; default: derived
+ *     "name":       label shown in tables (1 to 127 characters; default: derived
  *                   from the shape, e.g. "levels B=[1,4,16] L=[128,256,1024]")
  *     "heads":      [hq, hkv] query and KV heads, hq a multiple of hkv (default [32, 8]
  *                   or the caller's defaults)
@@ -302,10 +302,12 @@ av_workload_t *av_workload_from_json(const json_t *spec, const av_heads_t *defau
   if (av_json_check_keys(c, spec, path, kind_keys[k])) return NULL;
   const char *name;
   if (av_json_get_string(c, spec, path, "name", 0, NULL, &name)) return NULL;
-  if (name && strlen(name) >= sizeof ((av_workload_t *)0)->name) {
+  /* An empty label would name no row of a table, and the explicit form, which leaves out an
+   * empty name, would load back under a derived one. */
+  if (name && (!name[0] || strlen(name) >= sizeof ((av_workload_t *)0)->name)) {
     av_jpath_key(where, sizeof where, path, "name");
     av_error_set(c->err, AV_ERR_RANGE, c->source, where,
-                 "name is %zu characters long; at most %zu are allowed", strlen(name),
+                 "name is %zu characters long; expected 1 to %zu", strlen(name),
                  sizeof ((av_workload_t *)0)->name - 1);
     return NULL;
   }

@@ -8,7 +8,9 @@ predict their time on a GPU spec, and run experiment files, over the C library's
     plan.check()
     print(anvil.simulate(plan, gpu="H100-SXM").predicted_us)
 
-Mistakes in the input raise anvil.Error with the one-line message the `anvil` program prints.
+Mistakes in the input raise anvil.Error (a ValueError) with the one-line message the `anvil`
+program prints; a value of the wrong type raises TypeError, and a number that no C integer
+holds (or NaN) raises ValueError naming the argument.
 """
 from __future__ import annotations
 
@@ -47,13 +49,34 @@ def data_dir() -> str:
     return _anvil.data_dir()
 
 
+def _int(v, what: str, bits: int = 32) -> int:
+    """v as a signed C integer of `bits` bits; ValueError where none holds it (OverflowError,
+    Python's own answer, would escape the ValueError callers catch)."""
+    try:
+        i = int(v)
+    except OverflowError as e:                  # int(inf)
+        raise ValueError(f"{what}: {v!r} is not an integer") from e
+    if not -2**(bits - 1) <= i < 2**(bits - 1):
+        raise ValueError(f"{what}: {i} is out of range for a {bits}-bit integer")
+    return i
+
+
+def _array(a, dtype, what: str) -> np.ndarray:
+    """a as a C-contiguous integer array; ValueError for elements outside the dtype."""
+    try:
+        return np.ascontiguousarray(a, dtype=dtype)
+    except OverflowError as e:
+        raise ValueError(f"{what}: {e}") from e
+
+
 def _heads(heads, head_dim, dtype):
     if heads is None and head_dim is None and dtype is None:
         return None
     q, kv = heads if heads is not None else (32, 8)
-    if dtype is not None and dtype not in _DTYPES:
+    if dtype is not None and (not isinstance(dtype, str) or dtype not in _DTYPES):
         raise ValueError(f"dtype {dtype!r}: expected one of {', '.join(_DTYPES)}")
-    return (int(q), int(kv), int(head_dim or 128), _DTYPES[dtype or "fp16"])
+    return (_int(q, "heads"), _int(kv, "heads"), _int(head_dim or 128, "head_dim"),
+            _DTYPES[dtype or "fp16"])
 
 
 def _assignments(params: dict) -> list:
@@ -106,26 +129,26 @@ def block_table(table, kv_lens, block_size: int = 16, heads=None, head_dim=None,
                 dtype=None) -> Workload:
     """The batch of a vLLM-style block table: row r holds request r's block ids (padded),
     of which the first ceil(kv_lens[r] / block_size) are used."""
-    t = np.ascontiguousarray(table, dtype=np.int32)
-    k = np.ascontiguousarray(kv_lens, dtype=np.int32)
+    t = _array(table, np.int32, "block_table")
+    k = _array(kv_lens, np.int32, "kv_lens")
     if t.ndim == 1:
         t = t.reshape(1, -1)
-    return Workload(_anvil.workload_from_block_table(t, k, int(block_size),
+    return Workload(_anvil.workload_from_block_table(t, k, _int(block_size, "block_size"),
                                                      _heads(heads, head_dim, dtype)))
 
 
 def levels(B, L, heads=None, head_dim=None, dtype=None) -> Workload:
     """PAT/FastTree B/L notation: level i has B[i] nodes of L[i] tokens."""
-    return Workload(_anvil.workload_from_levels(np.ascontiguousarray(B, dtype=np.int64),
-                                                np.ascontiguousarray(L, dtype=np.int64),
+    return Workload(_anvil.workload_from_levels(_array(B, np.int64, "B"),
+                                                _array(L, np.int64, "L"),
                                                 _heads(heads, head_dim, dtype)))
 
 
 def explicit(parents, kv_lens, request_node, heads=None, head_dim=None, dtype=None) -> Workload:
     """A forest given node by node (parents precede children, -1 for roots)."""
     return Workload(_anvil.workload_from_explicit(
-        np.ascontiguousarray(parents, dtype=np.int32), np.ascontiguousarray(kv_lens, dtype=np.int64),
-        np.ascontiguousarray(request_node, dtype=np.int32), _heads(heads, head_dim, dtype)))
+        _array(parents, np.int32, "parents"), _array(kv_lens, np.int64, "kv_lens"),
+        _array(request_node, np.int32, "request_node"), _heads(heads, head_dim, dtype)))
 
 
 def from_spec(spec, heads=None, head_dim=None, dtype=None, source: str = "workload") -> Workload:
@@ -168,7 +191,8 @@ class Plan:
 
     def reference(self, seed: int = 1, dim: int = 0, max_requests: int = 0) -> float:
         """Run the plan in fp64 against direct attention; the largest relative error."""
-        return self._p.reference(seed, dim, max_requests)
+        return self._p.reference(_int(seed, "seed", 65) % 2**64, _int(dim, "dim"),
+                                 _int(max_requests, "max_requests"))
 
     def to_json(self) -> str:
         """The file `anvil plan -o` writes, byte for byte."""
@@ -294,8 +318,8 @@ class Planner(_anvil.Planner):
                 cost_params: Optional[dict] = None, block_size: int = 16, heads=None,
                 head_dim=None, dtype=None, **params):
         t = _target_of(gpu, cost_model, cost_params)
-        return super().__new__(cls, t, scheduler, _assignments(params), int(block_size),
-                               _heads(heads, head_dim, dtype))
+        return super().__new__(cls, t, scheduler, _assignments(params),
+                               _int(block_size, "block_size"), _heads(heads, head_dim, dtype))
 
     @property
     def reuse_rate(self) -> float:
@@ -315,4 +339,4 @@ def exec(plan: Plan, q: Any = None, k_cache: Any = None, v_cache: Any = None,
         raise NotImplementedError(
             "running a plan on caller tensors is not supported yet; exec(plan) runs it on the "
             "executor's seeded paged cache and verifies it against fp64 attention")
-    return _anvil.exec_seeded(plan._p, seed, repeats)
+    return _anvil.exec_seeded(plan._p, _int(seed, "seed", 65) % 2**64, _int(repeats, "repeats"))

@@ -8,6 +8,34 @@ import json
 import numpy as np
 
 
+MAX_TOKENS = 1 << 22   # per request: anvil's default limits.request_tokens
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer))
+
+
+def _layout_check(requests, levels, fanout, own, bs) -> np.ndarray:
+    """Each request's own tokens; ValueError for a batch that cannot be laid out."""
+    if not (_is_int(requests) and _is_int(bs) and requests >= 1 and bs >= 1):
+        raise ValueError(f"requests {requests!r}, block_size {bs!r}: expected integers >= 1")
+    if len(levels) != len(fanout):
+        raise ValueError(f"{len(levels)} prefix levels but {len(fanout)} fan-outs")
+    for L, g in zip(levels, fanout):
+        if not (_is_int(L) and 0 <= L <= MAX_TOKENS and L % bs == 0):
+            raise ValueError(f"prefix level of {L!r} tokens: expected whole blocks of {bs}")
+        if not (_is_int(g) and 1 <= g <= requests):
+            raise ValueError(f"fan-out {g!r}: expected an integer in [1, {requests}]")
+    try:
+        own = np.broadcast_to(np.asarray(own, dtype=np.int64), (requests,)).copy()
+    except OverflowError as e:
+        raise ValueError(f"own: {e}") from e
+    total = sum(levels) + own
+    if (own < 0).any() or (total < 1).any() or (total > MAX_TOKENS).any():
+        raise ValueError(f"own: expected tokens >= 0, each request in [1, {MAX_TOKENS}] tokens")
+    return own
+
+
 class DecodeBatch:
     """Requests whose KV is `shared` groups of prefix blocks plus their own blocks.
 
@@ -19,9 +47,8 @@ class DecodeBatch:
                  block_size: int = 16, capacity_blocks: int = 0):
         bs = block_size
         self.block_size = bs
-        own = np.broadcast_to(np.asarray(own, dtype=np.int64), (requests,)).copy()
+        own = _layout_check(requests, levels, fanout, own, bs)
         prefix_blocks = [L // bs for L in levels]
-        assert all(L % bs == 0 for L in levels), "prefix levels fill whole blocks"
         extra = capacity_blocks or 64
         width = sum(prefix_blocks) + int(-(-own.max() // bs)) + extra
         self.table = np.full((requests, width), -1, dtype=np.int32)

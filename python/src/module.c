@@ -248,7 +248,9 @@ static PyObject *py_workload_json(PyObject *mod, PyObject *args) {
   if (anvil_py_heads(heads_o, &hb, &h)) return NULL;
   anvil_workload_t *w = NULL;
   anvil_error_t err;
-  return finish_workload(anvil_workload_from_json(text, source, h, &w, &err), w, &err);
+  /* The status first: w is read only after the call has set it. */
+  int rc = anvil_workload_from_json(text, source, h, &w, &err);
+  return finish_workload(rc, w, &err);
 }
 
 static PyObject *py_workload_load(PyObject *mod, PyObject *args) {
@@ -261,7 +263,8 @@ static PyObject *py_workload_load(PyObject *mod, PyObject *args) {
   if (anvil_py_heads(heads_o, &hb, &h)) return NULL;
   anvil_workload_t *w = NULL;
   anvil_error_t err;
-  return finish_workload(anvil_workload_load(path, h, &w, &err), w, &err);
+  int rc = anvil_workload_load(path, h, &w, &err);
+  return finish_workload(rc, w, &err);
 }
 
 /* --- Target --------------------------------------------------------------------------- */

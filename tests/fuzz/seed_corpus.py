@@ -74,6 +74,25 @@ def replay_trace(plan_path):
     return json.dumps({"gpu": "H200-SXM", "makespan_us": 6.5, "ctas": ctas})
 
 
+# The Python harness's entry points (fuzz_python.py MODES): the first byte picks one; the
+# first three take the rest as text, the others as bytes for a FuzzedDataProvider.
+PY_SPEC_TEXT, PY_PLAN_TEXT, PY_FILE, PY_STRUCTURED = 0, 1, 2, range(3, 9)
+
+
+def python_seeds(specs, plans):
+    """fuzz_python: the workload specs and plans as text and as a file, and a few byte
+    patterns for each entry point that builds Python values."""
+    for spec in specs:
+        put("fuzz_python", bytes([PY_SPEC_TEXT]) + spec.encode())
+    for p in plans:
+        put("fuzz_python", bytes([PY_PLAN_TEXT]) + open(p, "rb").read())
+    put("fuzz_python", bytes([PY_FILE]) + specs[0].encode())
+    put("fuzz_python", bytes([PY_FILE]) + open(plans[0], "rb").read())
+    for mode in PY_STRUCTURED:
+        for pattern in (b"", bytes(range(48)), b"\x01" * 48, b"\xfe\x07" * 24):
+            put("fuzz_python", bytes([mode]) + pattern)
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -81,12 +100,14 @@ def main():
     anvil = os.path.abspath(sys.argv[1])
     shutil.rmtree(OUT, ignore_errors=True)
     experiments = files("experiments/*.json", "tests/bad_input/*/input.json")
+    specs = []
     for f in experiments:
         put("fuzz_experiment", open(f, "rb").read())
-        for spec in experiment_specs(f):
-            put("fuzz_workload", json.dumps(spec))
+        specs += [json.dumps(spec) for spec in experiment_specs(f)]
     for case in json.load(open(os.path.join(ROOT, "tests/data/workloads/bad_specs.json")))["cases"]:
-        put("fuzz_workload", json.dumps(case["spec"]))
+        specs.append(json.dumps(case["spec"]))
+    for spec in specs:
+        put("fuzz_workload", spec)
     for f in files("gpus/*.json", "tests/data/gpus/bad/*/input.json", "profiles/*.spec.json"):
         put("fuzz_gpu", open(f, "rb").read())
     for f in files("kernels/variants.json", "tests/data/gpus/variants_fixture.json",
@@ -102,13 +123,13 @@ def main():
         put("fuzz_replay", open(f, "rb").read())
     with tempfile.TemporaryDirectory() as tmp:
         plans = make_plans(anvil, tmp)
-        for p in plans:
-            put("fuzz_plan", open(p, "rb").read())
         put("fuzz_replay", replay_trace(plans[0]))
         lines = [json.dumps(s) for s in experiment_specs(os.path.join(ROOT, "experiments/quickstart.json"))]
         put("fuzz_jsonl", "\n".join(lines) + "\n")
-    for f in files("tests/data/plans/*.json", "tests/bad_input/check_plan_*/*.json"):
-        put("fuzz_plan", open(f, "rb").read())
+        plans += files("tests/data/plans/*.json", "tests/bad_input/check_plan_*/*.json")
+        for p in plans:
+            put("fuzz_plan", open(p, "rb").read())
+        python_seeds(specs, plans)
     for h in sorted(os.listdir(OUT)):
         print(f"{h}: {len(os.listdir(os.path.join(OUT, h)))} seeds")
     return 0
