@@ -35,6 +35,7 @@ struct anvil_target {
   av_params_t cp;
   av_costmodel_t *cost;             /* for cost_heads; remade when a batch's heads differ */
   av_heads_t cost_heads;
+  av_launch_model_t launch;         /* how plans made against it are issued */
 };
 
 /* Copies err into out (when given) as code + one line; returns the code (AV_ERR_INTERNAL

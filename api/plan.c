@@ -44,7 +44,8 @@ int av__api_plan_make(anvil_target_t *t, const av_workload_t *w,
   av_costmodel_t *cost;
   int rc = av__api_target_cost(t, &w->heads, &cost, e);
   if (rc) return rc;
-  av_sched_ctx_t ctx = {.workload = w, .gpu = &t->gpu, .variants = t->vs, .cost = cost};
+  av_sched_ctx_t ctx = {.workload = w, .gpu = &t->gpu, .variants = t->vs, .cost = cost,
+                        .launch_model = t->launch};
   return av_scheduler_plan(ops, params, &ctx, out, e);
 }
 
@@ -86,6 +87,9 @@ const char *anvil_cost_model_name(int i) {
 const anvil_workload_t *anvil_plan_workload(const anvil_plan_t *p) { return p->w; }
 const char *anvil_plan_scheduler(const anvil_plan_t *p) { return p->p->scheduler; }
 const char *anvil_plan_params(const anvil_plan_t *p) { return p->p->params; }
+const char *anvil_plan_launch(const anvil_plan_t *p) {
+  return av_launch_model_name(p->p->launch_model);
+}
 
 int anvil_plan_check(const anvil_plan_t *p, anvil_error_t *err) {
   av_error_t e;

@@ -57,6 +57,15 @@ void anvil_target_destroy(anvil_target_t *t) {
   free(t);
 }
 
+int anvil_target_set_launch(anvil_target_t *t, const char *model, anvil_error_t *err) {
+  av_error_t e;
+  av_error_clear(&e);
+  if (av_launch_model_from_name(model, &t->launch) == 0) return AV_OK;
+  av_error_set(&e, AV_ERR_NAME, "target", "launch", "unknown launch model '%s'; expected "
+               "\"streams\" or \"graph\"", model ? model : "(null)");
+  return av__api_error(err, &e, AV_ERR_NAME);
+}
+
 const char *anvil_target_gpu(const anvil_target_t *t) { return t->gpu.name; }
 
 double anvil_target_hbm_GBps(const anvil_target_t *t) { return av_gpu_hbm_bw_GBps(&t->gpu); }

@@ -52,6 +52,16 @@ START_TEST(test_errors_carry_the_cli_line) {
                    ANVIL_ERR_RANGE);
   ck_assert_ptr_null(none);
   ck_assert_msg(strstr(err.message, "kv_tokens[2]"), "%s", err.message);
+  ck_assert_int_eq(anvil_target_set_launch(t, "graphs", &err), ANVIL_ERR_NAME);
+  ck_assert_msg(strstr(err.message, "unknown launch model 'graphs'"), "%s", err.message);
+  /* a target's launch model goes into the plans made against it */
+  API_OK(anvil_target_set_launch(t, "graph", &err), &err);
+  API_OK(anvil_plan(t, w, "profit_pack", NULL, 0, &p, &err), &err);
+  ck_assert_str_eq(anvil_plan_launch(p), "graph");
+  char *json = anvil_plan_to_json(p);
+  ck_assert_ptr_nonnull(strstr(json, "\"launch_model\": \"graph\""));
+  anvil_free(json);
+  anvil_plan_destroy(p);
   anvil_target_destroy(t);
   anvil_workload_destroy(w);
 }

@@ -20,6 +20,10 @@ typedef struct anvil_target anvil_target_t;
 int anvil_target_create(const char *gpu, const char *cost_model, const char *const *cost_params,
                         int n_cost_params, anvil_target_t **out, anvil_error_t *err);
 void anvil_target_destroy(anvil_target_t *t);
+/* How the plans made against t will be issued on a GPU: "streams" (the default: the host
+ * issues each launch on its stream) or "graph" (the plan replayed as one CUDA graph). Plans
+ * carry it into their files, the simulator charges it, and `auto` ranks with it. */
+int anvil_target_set_launch(anvil_target_t *t, const char *model, anvil_error_t *err);
 /* The GPU's name and the HBM bandwidth the models use (GB/s). */
 const char *anvil_target_gpu(const anvil_target_t *t);
 double anvil_target_hbm_GBps(const anvil_target_t *t);
@@ -41,6 +45,8 @@ const anvil_workload_t *anvil_plan_workload(const anvil_plan_t *p);
 /* Scheduler name and its parameters as planned ("k=v,..."); borrowed. */
 const char *anvil_plan_scheduler(const anvil_plan_t *p);
 const char *anvil_plan_params(const anvil_plan_t *p);
+/* Its launch model, "streams" or "graph". */
+const char *anvil_plan_launch(const anvil_plan_t *p);
 
 /* Proves the plan exact (ANVIL_ERR_PLAN naming the first offending item/request otherwise). */
 int anvil_plan_check(const anvil_plan_t *p, anvil_error_t *err);

@@ -168,13 +168,17 @@ def load_workload(path, heads=None, head_dim=None, dtype=None) -> Workload:
 
 
 @functools.lru_cache(maxsize=32)
-def _target(gpu: str, cost_model: str, cost_params: tuple) -> _anvil.Target:
-    return _anvil.Target(gpu, cost_model, list(cost_params))
+def _target(gpu: str, cost_model: str, cost_params: tuple,
+            launch_model: str = "streams") -> _anvil.Target:
+    return _anvil.Target(gpu, cost_model, list(cost_params), launch_model)
 
 
-def _target_of(gpu, cost_model, cost_params):
+def _target_of(gpu, cost_model, cost_params, launch_model="streams"):
     cp = tuple(_assignments(cost_params or {}))
-    return _target(str(gpu), cost_model, cp)
+    if not isinstance(launch_model, str):
+        raise ValueError("launch_model: expected \"streams\" or \"graph\", got %r"
+                         % (launch_model,))
+    return _target(str(gpu), cost_model, cp, launch_model)
 
 
 class Plan:
@@ -228,6 +232,10 @@ class Plan:
         return self._p.params
 
     @property
+    def launch_model(self) -> str:
+        return self._p.launch_model
+
+    @property
     def workload(self) -> Workload:
         return Workload(self._p.workload)
 
@@ -239,9 +247,11 @@ class Plan:
 
 
 def plan(batch: Workload, scheduler: str, gpu: str = "H200-SXM", cost_model: str = "roofline",
-         cost_params: Optional[dict] = None, **params) -> Plan:
-    """Plan `batch` with `scheduler` and its parameters (anvil list shows them)."""
-    t = _target_of(gpu, cost_model, cost_params)
+         cost_params: Optional[dict] = None, launch_model: str = "streams", **params) -> Plan:
+    """Plan `batch` with `scheduler` and its parameters (anvil list shows them).
+    launch_model "graph" plans for a GPU that replays the plan as one CUDA graph
+    (docs/kernels.md#launch-models); the plan carries it, and simulate() charges it."""
+    t = _target_of(gpu, cost_model, cost_params, launch_model)
     return Plan(_anvil.plan(t, batch._w, scheduler, _assignments(params)))
 
 

@@ -269,10 +269,11 @@ static PyObject *py_workload_load(PyObject *mod, PyObject *args) {
 
 /* --- Target --------------------------------------------------------------------------- */
 static PyObject *Target_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-  static char *kws[] = {"gpu", "cost_model", "cost_params", NULL};
-  const char *gpu = NULL, *cost = NULL;
+  static char *kws[] = {"gpu", "cost_model", "cost_params", "launch_model", NULL};
+  const char *gpu = NULL, *cost = NULL, *launch = NULL;
   PyObject *cp = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzO", kws, &gpu, &cost, &cp)) return NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzOz", kws, &gpu, &cost, &cp, &launch))
+    return NULL;
   const char **kv;
   int n;
   if (anvil_py_strings(cp, &kv, &n)) return NULL;
@@ -280,6 +281,8 @@ static PyObject *Target_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   anvil_error_t err;
   int rc = anvil_target_create(gpu, cost, kv, n, &t, &err);
   PyMem_Free(kv);
+  if (!rc && launch && (rc = anvil_target_set_launch(t, launch, &err)) != 0)
+    anvil_target_destroy(t);
   if (rc) return anvil_py_raise(&err);
   TargetObject *o = (TargetObject *)type->tp_alloc(type, 0);
   if (!o) {
@@ -315,7 +318,8 @@ PyTypeObject Target_Type = {
     .tp_basicsize = sizeof(TargetObject),
     .tp_dealloc = (destructor)Target_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "Target(gpu=None, cost_model=None, cost_params=None): a GPU and a cost model.",
+    .tp_doc = "Target(gpu=None, cost_model=None, cost_params=None, launch_model=None): a GPU, "
+              "a cost model and how plans are issued.",
     .tp_new = Target_new,
     .tp_getset = Target_getset,
 };

@@ -118,6 +118,12 @@ static PyObject *Plan_get_params(PlanObject *self, void *c) {
   return p ? PyUnicode_FromString(anvil_plan_params(p)) : NULL;
 }
 
+static PyObject *Plan_get_launch(PlanObject *self, void *c) {
+  (void)c;
+  const anvil_plan_t *p = plan_of(self);
+  return p ? PyUnicode_FromString(anvil_plan_launch(p)) : NULL;
+}
+
 static PyMethodDef Plan_methods[] = {
     {"check", (PyCFunction)Plan_check, METH_NOARGS, "prove the plan exact"},
     {"reference", (PyCFunction)(void (*)(void))Plan_reference, METH_VARARGS | METH_KEYWORDS,
@@ -130,6 +136,7 @@ static PyGetSetDef Plan_getset[] = {
     {"workload", (getter)Plan_get_workload, NULL, "the batch (explicit form)", NULL},
     {"scheduler", (getter)Plan_get_scheduler, NULL, "scheduler name", NULL},
     {"params", (getter)Plan_get_params, NULL, "parameters as planned", NULL},
+    {"launch_model", (getter)Plan_get_launch, NULL, "streams or graph", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 PyTypeObject Plan_Type = {

@@ -128,3 +128,24 @@ def test_exec_without_a_device_says_so():
         assert e.code == "ANVIL_ERR_NODEVICE"
     else:                                   # a CUDA build on a machine with a GPU
         assert r["verified"] and r["max_rel_err"] < 1e-2
+
+
+def test_graph_launch_model_is_the_clis(tmp_path, cli):
+    """launch_model="graph" gives the plan `anvil plan --launch graph` writes; the simulator
+    issues its launches together, so a small two-launch plan is predicted faster."""
+    w = anvil.levels([1, 16], [256, 16])
+    out = tmp_path / "plan.json"
+    subprocess.run([cli, "plan", "--levels", "B=1,16 L=256,16", "-s", "profit_pack",
+                    "--launch", "graph", "-g", "H100-SXM", "-o", str(out)],
+                   check=True, capture_output=True)
+    g = anvil.plan(w, "profit_pack", gpu="H100-SXM", launch_model="graph")
+    s = anvil.plan(w, "profit_pack", gpu="H100-SXM")
+    assert (g.launch_model, s.launch_model) == ("graph", "streams")
+    assert g.to_json() == out.read_text()
+    assert len(g.launches) == 2
+    assert (anvil.simulate(g, gpu="H100-SXM").predicted_us
+            < anvil.simulate(s, gpu="H100-SXM").predicted_us)
+    with pytest.raises(ValueError, match="launch model 'graphs'"):
+        anvil.plan(w, "profit_pack", launch_model="graphs")
+    with pytest.raises(ValueError, match="launch_model"):
+        anvil.plan(w, "profit_pack", launch_model=3)
