@@ -36,6 +36,12 @@ void av__l2_init(av__l2_t *l2, int32_t cap, void *mem);
  * misses. */
 int av__l2_access(av__l2_t *l2, uint64_t key);
 
+#define AV__NO_PHASE INT32_MAX
+/* KV lines a CTA looks up in L2 per phase (sim/engine_loop.c kv_phase). One line is the
+ * model's own granularity; coarser phases move predictions of long shared prefixes by up to
+ * 6 % at two lines and 13 % at eight (docs/simulator.md#l2-lines-in-reading-order). */
+#define AV__L2_PHASE_LINES 1
+
 /* --- engine entry point with measured durations --------------------------------------- */
 typedef struct av__engine_in {
   const av_plan_t *plan;
@@ -117,6 +123,8 @@ typedef struct av__eng {
   int has_curve;
   double *curve;
   int line_tokens;                    /* L2 granularity: whole paged blocks, >= 64 tokens */
+  int32_t phase_lines;                /* a CTA's KV lines are looked up in L2 this many at a
+                                         time, each batch when the bytes before it are done */
   int32_t box_rows;                   /* cta_caps: KV is copied in whole boxes of this many
                                          tokens from a page start (sim/engine_boxes.c); 0 =
                                          the segment's tokens exactly */
@@ -156,7 +164,10 @@ typedef struct av__eng {
                                          3 bytes done, waiting for its own pipeline (sl_ta) */
   int32_t *sl_launch, *sl_job, *sl_head, *sl_qpos, *sl_qend;
   double *sl_t0, *sl_ta, *sl_mt, *sl_ft, *sl_bytes, *sl_flops, *sl_cap;
-  double *sl_h;                       /* the job's HBM fraction of its bytes */
+  double *sl_h;                       /* the HBM fraction of the job's current phase */
+  int32_t *sl_seg;                    /* L2 phases: the item's segment of the next line to
+                                         look up (AV__NO_PHASE: none left) */
+  int64_t *sl_line;                   /* ... and that line (-1: the segment's first) */
   double *sl_nb;                      /* queued persistent item: its fixed cost, which
                                          overlaps its bytes (0 = a CTA's first item or a grid
                                          item: the fixed cost precedes the bytes) */

@@ -272,18 +272,23 @@ START_TEST(persistent_longest_queue) {
 }
 END_TEST
 
-/* k items all reading one 64-token node: with an L2, one HBM read and k-1 L2 hits. */
-static void l2_case(double l2_bytes, int k, av_sim_result_t *out) {
+/* k items all reading one node of `tokens` tokens: with an L2, one HBM read and k-1 L2 hits.
+ * HBM binds, or with `inflight` each CTA's in-flight bound does (every CTA the same rate). */
+static void l2_case(double l2_bytes, int k, int32_t tokens, int inflight, av_sim_result_t *out) {
   setup_variants(SMEM_K3);
   sim_case_t c = {.gpu = test_gpu()};
   c.gpu.l2_bytes = l2_bytes;
-  c.gpu.hbm_bw_measured_GBps = 100;
-  c.gpu.l2_bw_GBps = 1000;
+  c.gpu.hbm_bw_measured_GBps = inflight ? 1e6 : 100;
+  c.gpu.l2_bw_GBps = inflight ? 1e6 : 1000;  /* a hit costs a miss's time */
+  if (inflight) {
+    c.gpu.bytes_in_flight_per_sm = 65536;
+    c.gpu.mem_latency_ns = 700;
+  }
   av_workload_t *w = av_workload_create(1, k);
   w->heads = av_test_heads_hkv(1);
   w->block_size_tokens = 16;
   w->nodes[0].parent = -1;
-  w->nodes[0].kv_len_tokens = 64;
+  w->nodes[0].kv_len_tokens = tokens;
   for (int i = 0; i < k; i++) w->request_node[i] = 0;
   av_error_t err;
   av_error_clear(&err);
@@ -292,7 +297,7 @@ static void l2_case(double l2_bytes, int k, av_sim_result_t *out) {
   c.p = av_plan_create(w, "test");
   int32_t L = av_plan_add_launch(c.p, 0, &TILE, 0);
   for (int32_t r = 0; r < k; r++) {
-    av_segment_t sg = {0, 0, 64};
+    av_segment_t sg = {0, 0, tokens};
     ck_assert_int_ge(av_plan_add_item(c.p, L, &r, 1, &sg, 1, AV_OUT_FINAL, -1, -1), 0);
   }
   run_case(&c, 0);
@@ -305,8 +310,8 @@ START_TEST(l2_dedups_concurrent_reads) {
   const int k = 8;
   double node = 64.0 * 128 * 2 * 2;
   av_sim_result_t with, without;
-  l2_case(1 << 20, k, &with);
-  l2_case(0, k, &without);
+  l2_case(1 << 20, k, 64, 0, &with);
+  l2_case(0, k, 64, 0, &without);
   ck_assert_double_eq_tol(with.hbm_bytes, node, 1e-6);
   ck_assert_double_eq_tol(with.l2_bytes, (k - 1) * node, 1e-6);
   ck_assert_double_eq_tol(without.hbm_bytes, k * node, 1e-6);
@@ -314,11 +319,26 @@ START_TEST(l2_dedups_concurrent_reads) {
   ck_assert_double_lt(with.makespan_us, without.makespan_us);
   /* An L2 of one block (16 tokens) cannot hold the node: LRU thrashes, every read misses. */
   av_sim_result_t tiny;
-  l2_case(16 * 128 * 2 * 2, k, &tiny);
+  l2_case(16 * 128 * 2 * 2, k, 64, 0, &tiny);
   ck_assert_double_eq_tol(tiny.hbm_bytes, k * node, 1e-6);
   av_sim_result_free(&with);
   av_sim_result_free(&without);
   av_sim_result_free(&tiny);
+}
+END_TEST
+
+/* CTAs read their KV over their whole run: k CTAs streaming one 1024-token node side by side
+ * at one rate hit each other's lines although the node is four times the L2 (16 lines of 64
+ * tokens, an L2 of 4). Looked up all at a CTA's start, every line would have been evicted by the
+ * node's later lines before the next CTA asked for it, and every read would miss. */
+START_TEST(l2_hits_between_concurrent_streams) {
+  const int k = 8;
+  const double line = 64.0 * 128 * 2 * 2, node = 16 * line;
+  av_sim_result_t r;
+  l2_case(4 * line, k, 1024, 1, &r);
+  ck_assert_double_eq_tol(r.hbm_bytes, node, 1e-6);
+  ck_assert_double_eq_tol(r.l2_bytes, (k - 1) * node, 1e-6);
+  av_sim_result_free(&r);
 }
 END_TEST
 
@@ -571,6 +591,7 @@ static Suite *engine_suite(void) {
   tcase_add_test(tc, two_streams_overlap);
   tcase_add_test(tc, persistent_longest_queue);
   tcase_add_test(tc, l2_dedups_concurrent_reads);
+  tcase_add_test(tc, l2_hits_between_concurrent_streams);
   tcase_add_test(tc, compute_shares_sm);
   tcase_add_test(tc, merge_phase_follows);
   tcase_add_test(tc, profile_time_per_cta);
