@@ -38,8 +38,8 @@ int av__l2_access(av__l2_t *l2, uint64_t key);
 
 #define AV__NO_PHASE INT32_MAX
 /* KV lines a CTA looks up in L2 per phase (sim/engine_loop.c kv_phase). One line is the
- * model's own granularity; coarser phases move predictions of long shared prefixes by up to
- * 6 % at two lines and 13 % at eight (docs/simulator.md#l2-lines-in-reading-order). */
+ * model's own granularity; coarser phases already move predictions of long shared prefixes
+ * at two lines (docs/simulator.md#l2-lines-in-reading-order). */
 #define AV__L2_PHASE_LINES 1
 
 /* --- engine entry point with measured durations --------------------------------------- */
