@@ -14,7 +14,8 @@ RECORDS = [("H200", "PAT trees (in-sample)", "h200/validation/pat"),
            ("H200", "held-out random forests", "h200/validation/random"),
            ("H100", "held-out realistic batches, set 1", "h100/validation/heldout")]
 KS = (1, 2, 3, 4, 5)
-RUNS = [("held-out realistic batches, set 1", "heldout"), ("PAT trees (in-sample)", "pat")]
+RUNS = [("held-out realistic batches, set 2", "heldout2"), ("held-out realistic batches, set 1", "heldout"),
+        ("PAT trees (in-sample)", "pat")]
 
 
 def _frac(k, n):

@@ -243,3 +243,18 @@ def occupancy_rows(ctx):
     rows = load_json(ctx, "tests", "data", "occupancy_h200.json")["rows"]
     zero = sum(r["ctas_per_sm"] == 0 for r in rows)
     return f"{len(rows)} rows, {zero} of them 0 = cannot launch"
+
+
+def remeasured(ctx):
+    """Set 2's worst pair against the three later runs of its batch (heldout2/remeasured/)."""
+    def pat(rows):
+        return [r for r in rows if r["batch"] == "thoughts-583363" and r["scheduler"] == "pat"][0]
+    rec = pat(_rows(ctx, "h100/validation/heldout2"))
+    runs = [pat(load_json(ctx, "results", "h100/validation/heldout2/remeasured",
+                          f"run{i}.json")["rows"]) for i in (1, 2, 3)]
+    lo = min(r["measured_us"] for r in runs)
+    hi = max(r["measured_us"] for r in runs)
+    return ("predicted %.1f µs; measured %.1f µs in the set's run (%.1f–%.1f µs over its runs), "
+            "%.1f–%.1f µs in three later runs" % (rec["predicted_us"], rec["measured_us"],
+                                                   rec["measured_min_us"], rec["measured_max_us"],
+                                                   lo, hi))
