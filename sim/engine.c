@@ -45,15 +45,14 @@ static void layout(av__eng_t *e, carve_t *c, int64_t n_items, int64_t n_merge, i
   for (size_t i = 0; i < sizeof sm_i / sizeof *sm_i; i++) *sm_i[i] = carve(c, S, sizeof(int32_t));
   e->res_used = carve(c, (size_t)(S * AV__RES_N), sizeof(uint32_t));
   e->sl_state = carve(c, (size_t)slots, 1);
-  int32_t **sl_i[] = {&e->sl_launch, &e->sl_job, &e->sl_head, &e->sl_qpos, &e->sl_qend,
-                      &e->sl_seg};
+  int32_t **sl_i[] = {&e->sl_launch, &e->sl_job, &e->sl_head, &e->sl_qpos, &e->sl_qend};
   for (size_t i = 0; i < sizeof sl_i / sizeof *sl_i; i++)
     *sl_i[i] = carve(c, (size_t)slots, sizeof(int32_t));
   double **sl_d[] = {&e->sl_t0,    &e->sl_ta,    &e->sl_mt, &e->sl_ft,
                      &e->sl_bytes, &e->sl_flops, &e->sl_cap, &e->sl_h, &e->sl_nb};
   for (size_t i = 0; i < sizeof sl_d / sizeof *sl_d; i++)
     *sl_d[i] = carve(c, (size_t)slots, sizeof(double));
-  e->sl_line = carve(c, (size_t)slots, sizeof(int64_t));
+  e->sl_cur = carve(c, (size_t)slots, sizeof *e->sl_cur);
   e->starters = carve(c, (size_t)slots, sizeof(int32_t));
   e->active = carve(c, (size_t)n_l, sizeof(int32_t));
   e->dirty = carve(c, (size_t)(2 * S), sizeof(int32_t));

@@ -37,6 +37,15 @@ void av__l2_init(av__l2_t *l2, int32_t cap, void *mem);
 int av__l2_access(av__l2_t *l2, uint64_t key);
 
 #define AV__NO_PHASE INT32_MAX
+
+/* A slot's place in its job's KV lines (sim/engine_loop.c kv_phase): one struct, so the
+ * lookup of a line touches one cache line of slot state. */
+typedef struct av__l2_cursor {
+  int64_t line;                /* the next line to look up */
+  int64_t s0, s1;              /* its segment's box span (tokens) */
+  uint64_t key;                /* the segment's L2 key without the line */
+  int32_t seg;                 /* the segment (its index in the item); AV__NO_PHASE: none */
+} av__l2_cursor_t;
 /* KV lines a CTA looks up in L2 per phase (sim/engine_loop.c kv_phase). One line is the
  * model's own granularity; coarser phases already move predictions of long shared prefixes
  * at two lines (docs/simulator.md#l2-lines-in-reading-order). */
@@ -165,9 +174,7 @@ typedef struct av__eng {
   int32_t *sl_launch, *sl_job, *sl_head, *sl_qpos, *sl_qend;
   double *sl_t0, *sl_ta, *sl_mt, *sl_ft, *sl_bytes, *sl_flops, *sl_cap;
   double *sl_h;                       /* the HBM fraction of the job's current phase */
-  int32_t *sl_seg;                    /* L2 phases: the item's segment of the next line to
-                                         look up (AV__NO_PHASE: none left) */
-  int64_t *sl_line;                   /* ... and that line (-1: the segment's first) */
+  av__l2_cursor_t *sl_cur;            /* where the job's next L2 lookup is */
   double *sl_nb;                      /* queued persistent item: its fixed cost, which
                                          overlaps its bytes (0 = a CTA's first item or a grid
                                          item: the fixed cost precedes the bytes) */

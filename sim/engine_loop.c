@@ -102,43 +102,50 @@ static void launch_start(av__eng_t *e, int32_t li, double t) {
  * reads its KV over its whole run, and CTAs that read one prefix at nearly the same pace hit
  * each other's lines even when the prefix is larger than the L2: so the lines are looked up
  * a phase (phase_lines lines) at a time, each phase when the CTA has moved the bytes before
- * it (process_sm), in the order the kernel reads them. This call looks up the next phase and
- * leaves sl_seg at AV__NO_PHASE after the last. Without an L2 a job is one phase. */
+ * it (process_sm), in the order the kernel reads them. This call looks up the next phase from
+ * the slot's cursor (seg_enter) and leaves its seg at AV__NO_PHASE after the last. Without an
+ * L2 a job is one phase. */
+/* Points slot sl's L2 cursor at the first line of the first segment of its item from k on
+ * that has tokens (AV__NO_PHASE when none is left). */
+static void seg_enter(av__eng_t *e, int64_t sl, const av_item_t *item, int32_t k) {
+  for (; k < item->n_seg; k++) {
+    const av_segment_t *sg = &e->plan->segments[item->seg_begin + k];
+    if (sg->end <= sg->begin) continue;
+    int64_t s0, s1;  /* the boxes the kernel copies (sim/engine_boxes.c) */
+    av__engine_box_span(e->box_rows, sg->begin, sg->end, &s0, &s1);
+    av__l2_cursor_t *c = &e->sl_cur[sl];
+    c->seg = k;
+    c->s0 = s0;
+    c->s1 = s1;
+    c->line = s0 / e->line_tokens;
+    c->key = ((uint64_t)e->sl_head[sl] * (uint64_t)e->plan->n_nodes + (uint64_t)sg->node) << 32;
+    return;
+  }
+  e->sl_cur[sl].seg = AV__NO_PHASE;
+}
+
 static double kv_phase(av__eng_t *e, int64_t sl, double *miss_out) {
   const av_item_t *item = &e->plan->items[e->sl_job[sl]];
   if (e->l2.cap == 0) {
     double b = (double)e->item_kv_tokens[e->sl_job[sl]] * e->token_bytes;
     e->hbm_bytes += b;
-    e->sl_seg[sl] = AV__NO_PHASE;
+    e->sl_cur[sl].seg = AV__NO_PHASE;
     *miss_out = b;
     return b;
   }
   const int64_t bs = e->line_tokens;
-  const uint64_t head = (uint64_t)e->sl_head[sl] * (uint64_t)e->plan->n_nodes;
   double hit = 0, miss = 0;
-  int32_t k = e->sl_seg[sl], left = e->phase_lines;
-  int64_t b = e->sl_line[sl];
-  while (k < item->n_seg) {
-    const av_segment_t *sg = &e->plan->segments[item->seg_begin + k];
-    int64_t s0 = 0, s1 = 0;  /* the boxes the kernel copies (sim/engine_boxes.c) */
-    if (sg->end > sg->begin) av__engine_box_span(e->box_rows, sg->begin, sg->end, &s0, &s1);
-    if (b < 0) b = s0 / bs;
-    if (b * bs >= s1) {  /* segment done (or empty) */
-      k++;
-      b = -1;
-      continue;
-    }
-    if (left == 0) break;  /* the next phase starts here */
-    int64_t lo = b * bs > s0 ? b * bs : s0;
-    int64_t hi = (b + 1) * bs < s1 ? (b + 1) * bs : s1;
-    double bytes = (double)(hi - lo) * e->token_bytes;
-    if (av__l2_access(&e->l2, (head + (uint64_t)sg->node) << 32 | (uint64_t)b)) hit += bytes;
+  av__l2_cursor_t *c = &e->sl_cur[sl];
+  for (int32_t left = e->phase_lines; left > 0 && c->seg != AV__NO_PHASE; left--) {
+    const int64_t b = c->line, s0 = c->s0, s1 = c->s1;
+    const int64_t lo = b * bs > s0 ? b * bs : s0;
+    const int64_t hi = (b + 1) * bs < s1 ? (b + 1) * bs : s1;
+    const double bytes = (double)(hi - lo) * e->token_bytes;
+    if (av__l2_access(&e->l2, c->key | (uint64_t)b)) hit += bytes;
     else miss += bytes;
-    b++;
-    left--;
+    if ((b + 1) * bs < s1) c->line = b + 1;
+    else seg_enter(e, sl, item, c->seg + 1);
   }
-  e->sl_seg[sl] = k < item->n_seg ? k : AV__NO_PHASE;
-  e->sl_line[sl] = b;
   e->hbm_bytes += miss;
   e->l2_bytes += hit;
   *miss_out = e->cta_caps ? miss : miss + hit * e->l2_cost;
@@ -152,7 +159,7 @@ static void job_begin(av__eng_t *e, int32_t sl, double t, int queued) {
   const av__eng_launch_t *L = &e->L[e->sl_launch[sl]];
   int32_t job = e->sl_job[sl], head = e->sl_head[sl];
   double fixed = e->fixed_us, bytes = 0, flops = 0, cap = e->merge_cap, h = 1;
-  e->sl_seg[sl] = AV__NO_PHASE;
+  e->sl_cur[sl].seg = AV__NO_PHASE;
   if (job < 0) {
     /* an empty persistent CTA: starts, finds no work, exits */
     fixed = e->empty_us;
@@ -173,8 +180,7 @@ static void job_begin(av__eng_t *e, int32_t sl, double t, int queued) {
     fixed = e->in->durations_us[(int64_t)job * e->hkv + head];
   } else {
     double miss;
-    e->sl_seg[sl] = 0;
-    e->sl_line[sl] = -1;
+    if (e->l2.cap > 0) seg_enter(e, sl, &e->plan->items[job], 0);
     bytes = kv_phase(e, sl, &miss) + e->item_other_bytes[job];
     /* L2 hits take the CTA's time (its rate bound) but not HBM's: only this share of its
      * bytes competes for HBM bandwidth (queries, outputs and partial states included) */
@@ -320,7 +326,7 @@ static void process_sm(av__eng_t *e, int32_t s, double t) {
       }
     } else {
       if (e->sl_mt[sl] < BIG && (e->sl_mt[sl] - e->W[s]) * e->irho[s] <= tol &&
-          e->sl_seg[sl] != AV__NO_PHASE) {
+          e->sl_cur[sl].seg != AV__NO_PHASE) {
         /* the phase's bytes are done: the next phase's lines go through the L2 now */
         double miss, bytes = kv_phase(e, sl, &miss);
         hsum -= e->sl_h[sl];
