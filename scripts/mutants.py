@@ -64,6 +64,8 @@ MUTANTS = [
     ("auto_rank_reversed", "schedulers/auto.c",
      "for (; j > 0 && all[j - 1].predicted_us > c.predicted_us; j--)",
      "for (; j > 0 && all[j - 1].predicted_us < c.predicted_us; j--)", ["test_autotune"]),
+    ("l2_lines_at_cta_start", "sim/engine_internal.h",
+     "#define AV__L2_PHASE_LINES 1\n", "#define AV__L2_PHASE_LINES 1000000000\n", ["test_engine"]),
 ]
 
 
