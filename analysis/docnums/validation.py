@@ -15,6 +15,8 @@ from fidelity import spearman as _spearman  # the same statistic analysis/fideli
 # (docs/validation.md#held-out-sets).
 HELD_OUT = [
     ("H100", "held-out realistic batches, set 2", "h100/validation/heldout2"),
+    ("H100", "held-out realistic batches, set 2, run as CUDA graphs",
+     "h100/validation/heldout2_graph"),
     ("H200", "held-out realistic batches, set 1", "h200/validation/heldout"),
     ("H200", "held-out random forests", "h200/validation/random"),
     ("H100", "held-out realistic batches, set 1", "h100/validation/heldout"),
@@ -197,7 +199,7 @@ def worst_pairs_table(ctx):
 def dispatch_table(ctx):
     """Traced records: replayed vs measured (dispatch) and predicted vs replayed (cost model)."""
     lines = []
-    for gpu, label, rec in [HELD_OUT[2], IN_SAMPLE[0]]:
+    for gpu, label, rec in [HELD_OUT[3], IN_SAMPLE[0]]:
         rows = [r for r in _rows(ctx, rec) if r.get("replayed_us")]
         disp = statistics.fmean(abs(r["replayed_us"] - r["measured_us"]) / r["measured_us"]
                                 for r in rows)
