@@ -414,7 +414,6 @@ static int engine_setup(av__eng_t *e, const av__engine_in_t *in, av_tile_t *merg
    * would cost a hash lookup per 16-token block (docs/simulator.md). */
   int bs = in->workload->block_size_tokens > 0 ? in->workload->block_size_tokens : 16;
   e->line_tokens = bs * ((64 + bs - 1) / bs);
-  e->phase_lines = AV__L2_PHASE_LINES;
   /* Under the measured cost model (the compiled kernels) a CTA reads and streams whole boxes
    * of KV (sim/engine_boxes.c), and its C(n_q, n) is looked up at their tokens. */
   e->box_rows = e->cta_caps ? av__engine_box_rows(g, in->workload) : 0;

@@ -132,8 +132,6 @@ typedef struct av__eng {
   int has_curve;
   double *curve;
   int line_tokens;                    /* L2 granularity: whole paged blocks, >= 64 tokens */
-  int32_t phase_lines;                /* a CTA's KV lines are looked up in L2 this many at a
-                                         time, each batch when the bytes before it are done */
   int32_t box_rows;                   /* cta_caps: KV is copied in whole boxes of this many
                                          tokens from a page start (sim/engine_boxes.c); 0 =
                                          the segment's tokens exactly */

@@ -97,14 +97,6 @@ static void launch_start(av__eng_t *e, int32_t li, double t) {
 }
 
 /* --- jobs: one item (or merge CTA) of one head on one slot ------------------------------ */
-/* KV bytes of the job on slot sl, split into L2 hits and HBM misses line by line; returns
- * the HBM-equivalent bytes the CTA must move, *miss_out the part that comes from HBM. A CTA
- * reads its KV over its whole run, and CTAs that read one prefix at nearly the same pace hit
- * each other's lines even when the prefix is larger than the L2: so the lines are looked up
- * a phase (phase_lines lines) at a time, each phase when the CTA has moved the bytes before
- * it (process_sm), in the order the kernel reads them. This call looks up the next phase from
- * the slot's cursor (seg_enter) and leaves its seg at AV__NO_PHASE after the last. Without an
- * L2 a job is one phase. */
 /* Points slot sl's L2 cursor at the first line of the first segment of its item from k on
  * that has tokens (AV__NO_PHASE when none is left). */
 static void seg_enter(av__eng_t *e, int64_t sl, const av_item_t *item, int32_t k) {
@@ -124,6 +116,14 @@ static void seg_enter(av__eng_t *e, int64_t sl, const av_item_t *item, int32_t k
   e->sl_cur[sl].seg = AV__NO_PHASE;
 }
 
+/* KV bytes of the job on slot sl, split into L2 hits and HBM misses line by line; returns
+ * the HBM-equivalent bytes the CTA must move, *miss_out the part that comes from HBM. A CTA
+ * reads its KV over its whole run, and CTAs that read one prefix at nearly the same pace hit
+ * each other's lines even when the prefix is larger than the L2: so the lines are looked up
+ * a phase (AV__L2_PHASE_LINES lines) at a time, each phase when the CTA has moved the bytes
+ * before it (process_sm), in the order the kernel reads them. This call looks up the next phase from
+ * the slot's cursor (seg_enter) and leaves its seg at AV__NO_PHASE after the last. Without an
+ * L2 a job is one phase. */
 static double kv_phase(av__eng_t *e, int64_t sl, double *miss_out) {
   const av_item_t *item = &e->plan->items[e->sl_job[sl]];
   if (e->l2.cap == 0) {
@@ -136,7 +136,7 @@ static double kv_phase(av__eng_t *e, int64_t sl, double *miss_out) {
   const int64_t bs = e->line_tokens;
   double hit = 0, miss = 0;
   av__l2_cursor_t *c = &e->sl_cur[sl];
-  for (int32_t left = e->phase_lines; left > 0 && c->seg != AV__NO_PHASE; left--) {
+  for (int32_t left = AV__L2_PHASE_LINES; left > 0 && c->seg != AV__NO_PHASE; left--) {
     const int64_t b = c->line, s0 = c->s0, s1 = c->s1;
     const int64_t lo = b * bs > s0 ? b * bs : s0;
     const int64_t hi = (b + 1) * bs < s1 ? (b + 1) * bs : s1;
