@@ -103,22 +103,20 @@ static int cache_put(av_autotune_cache_t *c, const char *gpu, const char *hash,
                                                      "chose", chose));
 }
 
-/* Candidate i planned and timed (median of eo's repeats, not verified). */
+/* The first k candidates planned and timed together, their repeats interleaved
+ * (av_exec_batch_time; median of eo's repeats, not verified). */
 static int measure(av_exec_batch_t *b, const av_sched_ctx_t *ctx, const av_auto_candidate_t *c,
-                   const av_exec_opts_t *eo, double *us, av_error_t *err) {
-  av_plan_t *p = NULL;
-  int rc = av_auto_plan_candidate(ctx, c, "autotune candidate", &p, err);
+                   int k, const av_exec_opts_t *eo, double *us, av_error_t *err) {
+  av_plan_t *p[AV_AUTOTUNE_MAX_K] = {0};
+  av_exec_result_t r[AV_AUTOTUNE_MAX_K];
+  int rc = AV_OK;
+  for (int i = 0; i < k && !rc; i++)
+    rc = av_auto_plan_candidate(ctx, &c[i], "autotune candidate", &p[i], err);
   av_exec_opts_t o = *eo;
-  o.verify = 0;
-  o.trace = 0;
   if (o.repeats < 1) o.repeats = 20;
-  av_exec_result_t r;
-  if (!rc) rc = av_exec_batch_run(b, p, &o, &r, err);
-  if (!rc) {
-    *us = r.median_us;
-    av_exec_result_free(&r);
-  }
-  av_plan_destroy(p);
+  if (!rc) rc = av_exec_batch_time(b, (const av_plan_t *const *)p, k, &o, r, err);
+  for (int i = 0; i < k && !rc; i++) us[i] = r[i].median_us;
+  for (int i = 0; i < k; i++) av_plan_destroy(p[i]);
   return rc;
 }
 
@@ -149,11 +147,10 @@ int av_autotune(av_exec_batch_t *b, const av_sched_ctx_t *ctx, const av_params_t
   if (pick < 0) {
     res->k = k < res->n ? k : res->n;
     pick = 0;
-    for (int i = 0; i < res->k && !rc; i++) {
-      rc = measure(b, ctx, &res->cand[i], eo, &res->measured_us[i], err);
-      /* strictly faster replaces: a tie keeps the one predicted faster */
-      if (!rc && res->measured_us[i] < res->measured_us[pick]) pick = i;
-    }
+    rc = measure(b, ctx, res->cand, res->k, eo, res->measured_us, err);
+    /* strictly faster replaces: a tie keeps the one predicted faster */
+    for (int i = 1; i < res->k && !rc; i++)
+      if (res->measured_us[i] < res->measured_us[pick]) pick = i;
     if (!rc && cache_put(cache, ctx->gpu->name, hash, launch, res->cand[pick].name))
       rc = av_error_set(err, AV_ERR_NOMEM, "exec", NULL, "out of memory");
   }

@@ -1,6 +1,9 @@
 /* The measuring loop of `anvil validate` (pipeline/validate.h): every (batch, scheduler) is
  * planned, predicted by the simulator and measured by the GPU executor; with --trace every
  * plan's per-CTA timeline is recorded and replayed through the simulator's dispatch model.
+ * A batch's distinct plans are verified one by one, then timed together with their repeats
+ * interleaved (av_exec_batch_time), so a passing disturbance of the GPU touches a few
+ * repeats of many plans rather than every repeat of one.
  * A batch in the journal (a resumed validation) is taken from it, not measured again; each
  * measured batch is journaled when it is done. */
 #include "pipeline/validate.h"
@@ -80,10 +83,19 @@ static int trace_pair(vrun_t *c, int bi, int si, const av_plan_t *p, av_exec_res
   return rc;
 }
 
-/* One (batch, scheduler): plan, check, simulate, run on the GPU (unless an earlier scheduler
- * of the batch made the same plan). The plan is kept in sp. */
-static int run_pair(vrun_t *c, int bi, int si, const av_costmodel_t *cost,
-                    av_exec_batch_t *xb, av_vseen_t *sp, av_error_t *err) {
+/* One (batch, scheduler) while its batch is measured: its report row (an index: rows move
+ * when the report grows), the earlier scheduler whose plan it shares (-1: its own, kept in
+ * the batch's av_vseen_t), and its verify/trace run and simulated timeline. */
+typedef struct vpair {
+  int row, twin_row;
+  av_exec_result_t m;
+  av_timeline_t tl;
+} vpair_t;
+
+/* Plan, check, simulate; a plan no earlier scheduler of the batch made is verified (and
+ * traced) on the GPU and kept in sp for timing. */
+static int plan_pair(vrun_t *c, int bi, int si, const av_costmodel_t *cost,
+                     av_exec_batch_t *xb, av_vseen_t *sp, vpair_t *vp, av_error_t *err) {
   const av_exp_batch_t *b = &c->e->batches[bi];
   const av_exp_sched_t *s = &c->e->scheds[si];
   const av_gpu_t *g = &c->e->gpus[0];
@@ -92,69 +104,100 @@ static int run_pair(vrun_t *c, int bi, int si, const av_costmodel_t *cost,
   av_sim_config_t cfg = {.model = c->e->sim, .record_timeline = c->o->trace};
   av_plan_t *plan = NULL;
   av_sim_result_t res;
-  av_exec_result_t m;
-  av_timeline_t tl = {0};
   memset(&res, 0, sizeof res);
-  memset(&m, 0, sizeof m);
   av_exec_opts_t xo;
   av_exec_opts_default(&xo);
-  xo.repeats = (int)c->o->repeats;
+  xo.repeats = 0; /* timed later, interleaved with the batch's other plans */
   xo.trace = c->o->trace;
   av_vrow_t *row = av_vreport_add(c->rep);
   int rc = row ? AV_OK : av_error_set(err, AV_ERR_NOMEM, "validate", NULL, "out of memory");
+  vp->row = row ? (int)(row - c->rep->rows) : -1;
+  vp->twin_row = -1;
   if (!rc) rc = av_scheduler_plan(s->ops, &s->params, &ctx, &plan, err);
   if (!rc) rc = av_plan_check(plan, b->w, err);
-  if (!rc) rc = av_sim_run(&cfg, plan, b->w, g, c->vs, cost, &res, c->o->trace ? &tl : NULL, err);
+  if (!rc) rc = av_sim_run(&cfg, plan, b->w, g, c->vs, cost, &res, c->o->trace ? &vp->tl : NULL, err);
   const int twin = rc ? -1 : av_vseen_find(sp, plan);
+  if (!rc) {
+    row->batch = bi;
+    row->sched = si;
+    av_workload_floor(b->w, g, &row->floor);
+    row->predicted_us = res.makespan_us;
+    snprintf(row->params, sizeof row->params, "%s", plan->params);
+  }
   if (!rc && twin >= 0) {
-    /* rows may have moved (realloc): index, not pointer, into the report */
-    row->batch = bi;
-    row->sched = si;
-    av_workload_floor(b->w, g, &row->floor);
-    row->predicted_us = res.makespan_us;
-    av_vrow_share(row, &c->rep->rows[sp->row[twin]]);
-    snprintf(row->params, sizeof row->params, "%s", plan->params);
+    vp->twin_row = sp->row[twin];
     fprintf(stderr, "validate: %s x %s: the plan of %s, measured once\n", b->name, s->label,
-            c->e->scheds[c->rep->rows[sp->row[twin]].sched].label);
+            c->e->scheds[c->rep->rows[vp->twin_row].sched].label);
   }
-  if (!rc && twin < 0) rc = av_exec_batch_run(xb, plan, &xo, &m, err);
+  if (!rc && twin < 0) rc = av_exec_batch_run(xb, plan, &xo, &vp->m, err);
   if (!rc && twin < 0) {
-    row->batch = bi;
-    row->sched = si;
-    av_workload_floor(b->w, g, &row->floor);
-    row->predicted_us = res.makespan_us;
-    row->measured_us = m.median_us;
-    row->min_us = m.min_us;
-    row->max_us = m.max_us;
-    row->max_rel_err = m.max_rel_err;
-    row->unwritten = m.unwritten;
-    row->deterministic = m.deterministic;
-    row->ctas = m.ctas;
-    snprintf(row->params, sizeof row->params, "%s", plan->params);
+    row->max_rel_err = vp->m.max_rel_err;
+    row->unwritten = vp->m.unwritten;
+    row->deterministic = vp->m.deterministic;
+    row->ctas = vp->m.ctas;
   }
-  if (!rc && twin < 0 && c->o->trace) rc = trace_pair(c, bi, si, plan, &m, &tl, row, err);
   if (rc && err->code && !err->path[0])
     snprintf(err->path, sizeof err->path, "%.100s x %.60s", b->name, s->label);
-  av_timeline_free(&tl);
-  av_exec_result_free(&m);
   av_sim_result_free(&res);
   if (!rc && twin < 0)
-    av_vseen_keep(sp, plan, (int)(row - c->rep->rows));
+    av_vseen_keep(sp, plan, vp->row);
   else
     av_plan_destroy(plan);
   return rc;
 }
 
-/* One batch: its cost model and executor batch, every scheduler's pair. */
+/* Times the batch's distinct plans together (av_exec_batch_time), fills their rows, replays
+ * their traces, and gives each twin its plan's measurement. */
+static int time_pairs(vrun_t *c, int bi, av_exec_batch_t *xb, av_vseen_t *sp, vpair_t *vp,
+                      int n, av_error_t *err) {
+  av_exec_opts_t xo;
+  av_exec_opts_default(&xo);
+  xo.repeats = (int)c->o->repeats;
+  av_exec_result_t *t = calloc((size_t)sp->n + 1, sizeof *t);
+  int rc = t ? AV_OK : av_error_set(err, AV_ERR_NOMEM, "validate", NULL, "out of memory");
+  if (!rc && sp->n) rc = av_exec_batch_time(xb, (const av_plan_t *const *)sp->plan, sp->n, &xo, t, err);
+  for (int k = 0; k < sp->n && !rc; k++) {
+    av_vrow_t *row = &c->rep->rows[sp->row[k]];
+    row->measured_us = t[k].median_us;
+    row->min_us = t[k].min_us;
+    row->max_us = t[k].max_us;
+  }
+  for (int i = 0; i < n && !rc; i++) {
+    av_vrow_t *row = &c->rep->rows[vp[i].row];
+    if (vp[i].twin_row >= 0) {
+      av_vrow_share(row, &c->rep->rows[vp[i].twin_row]);
+      continue;
+    }
+    if (!c->o->trace) continue;
+    int k = 0;
+    while (sp->row[k] != vp[i].row) k++;
+    vp[i].m.median_us = row->measured_us;
+    rc = trace_pair(c, bi, row->sched, sp->plan[k], &vp[i].m, &vp[i].tl, row, err);
+  }
+  free(t);
+  return rc;
+}
+
+/* One batch: its cost model and executor batch; every scheduler's pair planned, verified,
+ * then all timed together. */
 static int run_batch(vrun_t *c, int bi, av_error_t *err) {
   const av_exp_batch_t *b = &c->e->batches[bi];
   av_cost_env_t env = {.gpu = &c->e->gpus[0], .heads = &b->w->heads, .variants = c->vs};
   av_costmodel_t *cost = av_costmodel_create(c->e->cost_ops, &c->e->cost_params, &env, err);
   av_exec_batch_t *xb = cost ? av_exec_batch_create(b->w, 1 + (uint64_t)bi, 8, err) : NULL;
-  int rc = xb ? AV_OK : err->code ? err->code : AV_ERR_INTERNAL;
+  vpair_t *vp = xb ? calloc((size_t)c->e->n_scheds, sizeof *vp) : NULL;
+  int rc = vp ? AV_OK : err->code ? err->code
+                                  : av_error_set(err, AV_ERR_NOMEM, "validate", NULL, "out of memory");
   av_vseen_t sp = {0};
   if (!rc) rc = av_vseen_init(&sp, c->e->n_scheds, err);
-  for (int si = 0; si < c->e->n_scheds && !rc; si++) rc = run_pair(c, bi, si, cost, xb, &sp, err);
+  int n = 0;
+  for (; n < c->e->n_scheds && !rc; n++) rc = plan_pair(c, bi, n, cost, xb, &sp, &vp[n], err);
+  if (!rc) rc = time_pairs(c, bi, xb, &sp, vp, n, err);
+  for (int i = 0; vp && i < n; i++) {
+    av_exec_result_free(&vp[i].m);
+    av_timeline_free(&vp[i].tl);
+  }
+  free(vp);
   av_vseen_free(&sp);
   av_exec_batch_destroy(xb);
   av_costmodel_destroy(cost);

@@ -308,6 +308,49 @@ START_TEST(test_bad_input) {
 }
 END_TEST
 
+/* Plans timed together with their repeats interleaved: each gets its own median within
+ * [least, most] and its CTA count; no plans, or a plan that is not exact, is an error before
+ * anything runs. */
+START_TEST(test_interleaved_timing) {
+  av_workload_t *w = small_tree(32, 8, 128, AV_DTYPE_FP16);
+  av_error_t err;
+  av_error_clear(&err);
+  av_exec_batch_t *b = av_exec_batch_create(w, 5, 4, &err);
+  AV_CK_OK(b ? AV_OK : err.code, &err);
+  av_tile_t t = {.kind = AV_KERNEL_PARTIAL, .m_rows = 16, .n_tokens = 64, .warps = 4};
+  av_plan_t *p[3] = {make_plan(w, &t, MODE_KV), make_plan(w, &t, MODE_QC),
+                     make_plan(w, &t, MODE_KV)};
+  p[2]->launch_model = AV_LAUNCH_GRAPH;
+  av_exec_opts_t o;
+  av_exec_opts_default(&o);
+  o.repeats = 5;
+  o.warmup = 1;
+  av_exec_result_t r[3], one;
+  AV_CK_OK(av_exec_batch_time(b, (const av_plan_t *const *)p, 3, &o, r, &err), &err);
+  for (int k = 0; k < 3; ++k) {
+    o.verify = 0;
+    AV_CK_OK(av_exec_batch_run(b, p[k], &o, &one, &err), &err);
+    ck_assert_int_eq(r[k].repeats, 5);
+    ck_assert_int_eq(r[k].ctas, one.ctas);
+    ck_assert_msg(r[k].min_us > 0 && r[k].min_us <= r[k].median_us &&
+                      r[k].median_us <= r[k].max_us,
+                  "plan %d: %.2f <= %.2f <= %.2f", k, r[k].min_us, r[k].median_us, r[k].max_us);
+    ck_assert_str_eq(r[k].gpu, one.gpu);
+    av_exec_result_free(&one);
+  }
+  av_error_clear(&err);
+  ck_assert_int_eq(av_exec_batch_time(b, (const av_plan_t *const *)p, 0, &o, r, &err),
+                   AV_ERR_RANGE);
+  p[1]->segments[0].end -= 1;
+  av_error_clear(&err);
+  ck_assert_int_eq(av_exec_batch_time(b, (const av_plan_t *const *)p, 3, &o, r, &err),
+                   AV_ERR_PLAN);
+  for (int k = 0; k < 3; ++k) av_plan_destroy(p[k]);
+  av_exec_batch_destroy(b);
+  av_workload_destroy(w);
+}
+END_TEST
+
 /* --autotune: the two predicted fastest of auto's candidates are measured and the faster
  * kept, its plan verified; the cache then decides the same shape without measuring. */
 START_TEST(test_autotune) {
@@ -368,6 +411,7 @@ int main(void) {
 #endif
   tcase_add_test(tc, test_schedulers);
   tcase_add_test(tc, test_autotune);
+  tcase_add_test(tc, test_interleaved_timing);
   tcase_add_test(tc, test_bad_input);
   suite_add_tcase(s, tc);
   return av_test_run(s, 1);

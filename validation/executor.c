@@ -58,6 +58,11 @@ int av_exec_batch_run(av_exec_batch_t *b, const av_plan_t *p, const av_exec_opts
   (void)b, (void)p, (void)o, (void)out;
   return av_exec_available(err);
 }
+int av_exec_batch_time(av_exec_batch_t *b, const av_plan_t *const *plans, int n,
+                       const av_exec_opts_t *o, av_exec_result_t *outs, av_error_t *err) {
+  (void)b, (void)plans, (void)n, (void)o, (void)outs;
+  return av_exec_available(err);
+}
 int av_exec_run(const av_plan_t *p, const av_workload_t *w, const av_exec_opts_t *o,
                 av_exec_result_t *out, av_error_t *err) {
   (void)p, (void)w, (void)o, (void)out;
@@ -302,29 +307,47 @@ static int av_cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static int av_time(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t *d,
-                   const av_exec_opts_t *o, av_exec_result_t *out, av_error_t *err) {
-  const int reps = o->repeats > 0 ? o->repeats : 1;
-  double *us = malloc((size_t)reps * sizeof *us);
-  int rc = AV_OK;
-  if (!us) return av_error_set(err, AV_ERR_NOMEM, AV_SRC, NULL, "out of memory");
-  for (int i = -(o->warmup > 0 ? o->warmup : 0); i < reps; ++i) {
-    /* Untimed: overwrite L2 with another buffer so this run reads KV from HBM. */
-    AV_K(av_flush(b, o, i & 0xff));
-    rc = av__exec_run_once(b, p, d, 0, err);
-    if (rc != AV_OK) goto done;
-    double t = 0;
-    AV_K(av__exec_elapsed_us(d, &t));
-    if (i >= 0) us[i] = t;
-  }
+/* The median, least and most of one plan's timed runs (us is sorted in place). */
+static void av_summarise(double *us, int reps, av_exec_result_t *out) {
   qsort(us, (size_t)reps, sizeof *us, av_cmp_double);
   out->median_us = reps % 2 ? us[reps / 2] : 0.5 * (us[reps / 2 - 1] + us[reps / 2]);
   out->min_us = us[0];
   out->max_us = us[reps - 1];
   out->repeats = reps;
+}
+
+/* Times n uploaded plans: each round runs every plan once, each run after the L2 flush;
+ * the first o->warmup rounds are not timed. us holds n x reps. */
+static int av_time(const av_exec_batch_t *b, const av_plan_t *const *p, av__plan_dev_t *d,
+                   int n, const av_exec_opts_t *o, av_exec_result_t *out, av_error_t *err) {
+  const int reps = o->repeats > 0 ? o->repeats : 1;
+  double *us = malloc((size_t)n * (size_t)reps * sizeof *us);
+  int rc = AV_OK;
+  if (!us) return av_error_set(err, AV_ERR_NOMEM, AV_SRC, NULL, "out of memory");
+  for (int i = -(o->warmup > 0 ? o->warmup : 0); i < reps; ++i) {
+    for (int k = 0; k < n; ++k) {
+      /* Untimed: overwrite L2 with another buffer so this run reads KV from HBM. */
+      AV_K(av_flush(b, o, i & 0xff));
+      rc = av__exec_run_once(b, p[k], &d[k], 0, err);
+      if (rc != AV_OK) goto done;
+      double t = 0;
+      AV_K(av__exec_elapsed_us(&d[k], &t));
+      if (i >= 0) us[(size_t)k * reps + i] = t;
+    }
+  }
+  for (int k = 0; k < n; ++k) av_summarise(us + (size_t)k * reps, reps, &out[k]);
 done:
   free(us);
   return rc;
+}
+
+/* What every result of batch b starts with: the device and the batch's unique KV bytes. */
+static void av_result_init(const av_exec_batch_t *b, av_exec_result_t *out) {
+  memset(out, 0, sizeof *out);
+  snprintf(out->gpu, sizeof out->gpu, "%.127s", b->dev.name);
+  av_workload_stats_t ws;
+  av_workload_stats(b->w, &ws);
+  out->unique_kv_bytes = ws.unique_kv_bytes;
 }
 
 int av_exec_batch_run(av_exec_batch_t *b, const av_plan_t *p, const av_exec_opts_t *opts,
@@ -334,11 +357,7 @@ int av_exec_batch_run(av_exec_batch_t *b, const av_plan_t *p, const av_exec_opts
     o = *opts;
   else
     av_exec_opts_default(&o);
-  memset(out, 0, sizeof *out);
-  snprintf(out->gpu, sizeof out->gpu, "%.127s", b->dev.name);
-  av_workload_stats_t ws;
-  av_workload_stats(b->w, &ws);
-  out->unique_kv_bytes = ws.unique_kv_bytes;
+  av_result_init(b, out);
   av__plan_dev_t d;
   memset(&d, 0, sizeof d);
   int rc = av__plan_validate(b, p, &d, err);
@@ -346,10 +365,34 @@ int av_exec_batch_run(av_exec_batch_t *b, const av_plan_t *p, const av_exec_opts
   out->ctas = d.ctas;
   if (rc == AV_OK && o.verify) rc = av_verify(b, p, &d, out, err);
   if (rc == AV_OK && o.trace) rc = av_trace_json(b, p, &d, &o, out, err);
-  if (rc == AV_OK && o.repeats > 0) rc = av_time(b, p, &d, &o, out, err);
+  if (rc == AV_OK && o.repeats > 0) rc = av_time(b, &p, &d, 1, &o, out, err);
   if (rc == AV_OK && av_kern_sync() != 0) rc = av__exec_cuda_fail(err);
   av__plan_dev_free(&d);
   if (rc != AV_OK) av_exec_result_free(out);
+  return rc;
+}
+
+int av_exec_batch_time(av_exec_batch_t *b, const av_plan_t *const *plans, int n,
+                       const av_exec_opts_t *opts, av_exec_result_t *outs, av_error_t *err) {
+  av_exec_opts_t o;
+  if (opts)
+    o = *opts;
+  else
+    av_exec_opts_default(&o);
+  if (n < 1) return av_error_set(err, AV_ERR_RANGE, AV_SRC, NULL, "no plans to time");
+  av__plan_dev_t *d = calloc((size_t)n, sizeof *d);
+  if (!d) return av_error_set(err, AV_ERR_NOMEM, AV_SRC, NULL, "out of memory");
+  int rc = AV_OK;
+  for (int k = 0; k < n && rc == AV_OK; ++k) {
+    av_result_init(b, &outs[k]);
+    rc = av__plan_validate(b, plans[k], &d[k], err);
+    if (rc == AV_OK) rc = av__plan_upload(b, plans[k], &d[k], err);
+    outs[k].ctas = d[k].ctas;
+  }
+  if (rc == AV_OK) rc = av_time(b, plans, d, n, &o, outs, err);
+  if (rc == AV_OK && av_kern_sync() != 0) rc = av__exec_cuda_fail(err);
+  for (int k = 0; k < n; ++k) av__plan_dev_free(&d[k]);
+  free(d);
   return rc;
 }
 

@@ -4,8 +4,8 @@
  * it: checked first, verified (outputs poisoned with NaN beforehand and fully written, error
  * against fp64 attention on sampled requests and heads, merge bitwise deterministic over two
  * runs), optionally traced per CTA, and timed with CUDA events (warm-up, median of repeats,
- * L2 flushed between repeats). Builds without CUDA too: every entry point then returns
- * AV_ERR_NODEVICE. */
+ * L2 flushed between repeats; a batch's plans with their repeats interleaved). Builds
+ * without CUDA too: every entry point then returns AV_ERR_NODEVICE. */
 #ifndef AV_EXECUTOR_H
 #define AV_EXECUTOR_H
 
@@ -77,6 +77,14 @@ const char *av_exec_batch_gpu(const av_exec_batch_t *b);
  * (av_plan_check) and every launch's variant looked up before anything is launched. */
 int av_exec_batch_run(av_exec_batch_t *b, const av_plan_t *p, const av_exec_opts_t *opts,
                       av_exec_result_t *out, av_error_t *err);
+
+/* Times n plans of the batch (each checked and uploaded first; not verified or traced) with
+ * their runs interleaved: every round runs each plan once, each run after the L2 flush, and
+ * opts.warmup rounds go untimed. A disturbance of the GPU lasting a few runs so lands on a
+ * few repeats of many plans, which their medians pass over, not on every repeat of one plan.
+ * outs[k] gets plan k's median, least and most time, CTAs and the batch's figures. */
+int av_exec_batch_time(av_exec_batch_t *b, const av_plan_t *const *plans, int n,
+                       const av_exec_opts_t *opts, av_exec_result_t *outs, av_error_t *err);
 
 /* One-shot: create, run, destroy. */
 int av_exec_run(const av_plan_t *p, const av_workload_t *w, const av_exec_opts_t *opts,
