@@ -272,9 +272,13 @@ extern "C" int av_kern_read_all(const void *p, size_t bytes, void *stream) {
   AV_CUDA_CHECK_LAUNCH("read_all");
   return 0;
 }
-extern "C" int av_kern_stream_create(void **s) {
+extern "C" int av_kern_stream_create(void **s, int rank) {
+  int least = 0, greatest = 0;
+  AV_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  /* greater priority is the smaller number: rank 0 gets `greatest` */
+  const int prio = rank < 0 ? least : greatest + rank < least ? greatest + rank : least;
   cudaStream_t st;
-  AV_CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  AV_CUDA_CHECK(cudaStreamCreateWithPriority(&st, cudaStreamNonBlocking, prio));
   *s = st;
   return 0;
 }

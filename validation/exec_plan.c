@@ -186,7 +186,11 @@ static void bind_launches(const av_plan_t *p, av__plan_dev_t *d, const int32_t *
 }
 
 /* Streams: one per distinct plan stream id (first use order), each with its done and start
- * events, and the run's two bracketing events. */
+ * events, and the run's two bracketing events. The streams' priorities fall in that order,
+ * so when kernels of several streams are waiting for room the GPU starts the CTAs of the
+ * plan's earlier launch first, as the simulator does (oldest launch first), rather than in an
+ * order of its own: every launch is issued while the L2 flush before the run still holds
+ * the streams back, so they all become ready together. */
 static int create_streams(const av_plan_t *p, av__plan_dev_t *d, av_error_t *err) {
   int rc = AV_OK;
   int32_t *ids = calloc((size_t)p->n_launches + 1, sizeof *ids);
@@ -199,7 +203,7 @@ static int create_streams(const av_plan_t *p, av__plan_dev_t *d, av_error_t *err
   }
   free(ids);
   for (int s = 0; s < d->n_streams; ++s) {
-    AV_K(av_kern_stream_create(&d->streams[s]));
+    AV_K(av_kern_stream_create(&d->streams[s], s));
     AV_K(av_kern_event_create(&d->done_ev[s]));
   }
   d->ev_starts = calloc((size_t)d->n_streams + 1, sizeof *d->ev_starts);

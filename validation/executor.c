@@ -161,7 +161,7 @@ av_exec_batch_t *av_exec_batch_create(const av_workload_t *w, uint64_t seed, int
   AV_K(av_kern_h2d(b->v, h->v, kv));
   AV_K(av_kern_h2d(b->off, h->node_block_off, ((size_t)w->n_nodes + 1) * sizeof(int32_t)));
   AV_K(av_kern_h2d(b->blocks, h->block_ids, (size_t)h->n_blocks * sizeof(int32_t)));
-  AV_K(av_kern_stream_create(&b->main));
+  AV_K(av_kern_stream_create(&b->main, -1));
   {
     const av_kern_batch_t kb = {.k = b->k, .v = b->v, .hkv = h->hkv, .head_dim = h->d,
                                 .dtype = (int)h->dtype, .block_size = h->bs};
