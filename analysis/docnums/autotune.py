@@ -9,12 +9,14 @@ from docnums import load_json
 
 RECORDS = [("H200", "PAT trees (in-sample)", "h200/validation/pat"),
            ("H100", "PAT trees (in-sample)", "h100/validation/pat"),
+           ("H100", "held-out realistic batches, set 3", "h100/validation/heldout3"),
            ("H100", "held-out realistic batches, set 2", "h100/validation/heldout2"),
            ("H200", "held-out realistic batches, set 1", "h200/validation/heldout"),
            ("H200", "held-out random forests", "h200/validation/random"),
            ("H100", "held-out realistic batches, set 1", "h100/validation/heldout")]
 KS = (1, 2, 3, 4, 5)
-RUNS = [("held-out realistic batches, set 2", "heldout2"), ("held-out realistic batches, set 1", "heldout"),
+RUNS = [("held-out realistic batches, set 3", "heldout3"),
+        ("held-out realistic batches, set 2", "heldout2"), ("held-out realistic batches, set 1", "heldout"),
         ("PAT trees (in-sample)", "pat")]
 
 

@@ -107,3 +107,51 @@ def figures_table(ctx):
             cells.append("%.2f" % v if isinstance(v, (int, float)) else "not measured")
         out.append("| %s | %s |" % (label, " | ".join(cells)))
     return "\n".join(out) + "\n"
+
+
+PRIORITY = "h100/launch/priority"
+
+
+def _priority_runs(ctx, executor):
+    """{(batch, scheduler): [measured median of each run]} of results/h100/launch/priority/."""
+    out = {}
+    for i in (1, 2, 3):
+        for r in load_json(ctx, "results", PRIORITY, executor, f"run{i}", "validation.json")["rows"]:
+            out.setdefault((r["batch"], r["scheduler"]), []).append(r["measured_us"])
+    return out
+
+
+def priority_table(ctx):
+    """PAT's plans of the three batches, three runs each, plain streams against streams with
+    priorities in launch order."""
+    plain, prio = _priority_runs(ctx, "plain"), _priority_runs(ctx, "priorities")
+    out = ["", "| batch | scheduler | streams | plain streams, µs | priorities, µs | change |",
+           "|---|---|---|---|---|---|"]
+    spec = load_json(ctx, "results", PRIORITY, "experiment.json")
+    for batch in [w["name"] for w in spec["workloads"]]:
+        for sched in ("pat", "pat-serial"):
+            a, b = plain[(batch, sched)], prio[(batch, sched)]
+            change = statistics.median(b) / statistics.median(a) - 1
+            out.append("| %s | `%s` | %s | %s | %s | %+.1f %% |" % (
+                batch, sched, "several" if sched == "pat" else "one",
+                " / ".join("%.1f" % x for x in a), " / ".join("%.1f" % x for x in b),
+                100 * change))
+    return "\n".join(out) + "\n"
+
+
+def _launch_starts(ctx, name):
+    """[(launch, first CTA start µs)] of a measured Chrome trace, by start (the merge last)."""
+    d = load_json(ctx, "results", PRIORITY, "traces", f"{name}.measured.chrome.json")
+    first = {}
+    for e in d["traceEvents"] if isinstance(d, dict) else d:
+        if e.get("ph") == "X":
+            first[e["pid"]] = min(first.get(e["pid"], math.inf), e["ts"])
+    return sorted(first.items(), key=lambda x: x[1])[:-1]
+
+
+def priority_orders(ctx):
+    """The order in which the three launches of PAT's plan for speculative-687594 started."""
+    def fmt(name):
+        return ", ".join("%d (%.0f µs)" % (launch, t) for launch, t in _launch_starts(ctx, name))
+    return ("with plain streams %s in one run and %s in another; with priorities %s" %
+            (fmt("plain_a"), fmt("plain_b"), fmt("priorities")))

@@ -11,9 +11,12 @@ from docnums import load_json
 from fidelity import spearman as _spearman  # the same statistic analysis/fidelity.py prints
 
 # (GPU, set label, record folder under results/), in the order the doc's tables list them.
-# Set 2 was drawn after the last change to the model; set 1 and the random forests before it
-# (docs/validation.md#held-out-sets).
+# Sets 2 and 3 were drawn after the last change to the model; set 1 and the random forests
+# before it (docs/validation.md#held-out-sets).
 HELD_OUT = [
+    ("H100", "held-out realistic batches, set 3", "h100/validation/heldout3"),
+    ("H100", "held-out realistic batches, set 3, run as CUDA graphs",
+     "h100/validation/heldout3_graph"),
     ("H100", "held-out realistic batches, set 2", "h100/validation/heldout2"),
     ("H100", "held-out realistic batches, set 2, run as CUDA graphs",
      "h100/validation/heldout2_graph"),
@@ -29,6 +32,8 @@ IN_SAMPLE = [
 ]
 # (target GPU, set, its own record, the record predicted with the other GPU's profile)
 TRANSFER = [
+    ("H100", "held-out realistic batches, set 3", "h100/validation/heldout3",
+     "h100/transfer/heldout3", "H200"),
     ("H100", "held-out realistic batches, set 2", "h100/validation/heldout2",
      "h100/transfer/heldout2", "H200"),
     ("H100", "held-out realistic batches, set 1", "h100/validation/heldout",
@@ -45,7 +50,8 @@ UNCALIBRATED = [
      "h100/validation/heldout_uncalibrated"),
     ("H100", "PAT trees (in-sample)", "h100/validation/pat", "h100/validation/pat_uncalibrated"),
 ]
-BIAS_COLUMNS = [("H100 set 2", "h100/validation/heldout2"),
+BIAS_COLUMNS = [("H100 set 3", "h100/validation/heldout3"),
+                ("H100 set 2", "h100/validation/heldout2"),
                 ("H200 set 1", "h200/validation/heldout"),
                 ("H200 random", "h200/validation/random"),
                 ("H100 set 1", "h100/validation/heldout"),
@@ -199,7 +205,7 @@ def worst_pairs_table(ctx):
 def dispatch_table(ctx):
     """Traced records: replayed vs measured (dispatch) and predicted vs replayed (cost model)."""
     lines = []
-    for gpu, label, rec in [HELD_OUT[3], IN_SAMPLE[0]]:
+    for gpu, label, rec in [HELD_OUT[5], IN_SAMPLE[0]]:
         rows = [r for r in _rows(ctx, rec) if r.get("replayed_us")]
         disp = statistics.fmean(abs(r["replayed_us"] - r["measured_us"]) / r["measured_us"]
                                 for r in rows)
@@ -260,3 +266,41 @@ def remeasured(ctx):
             "%.1f–%.1f µs in three later runs" % (rec["predicted_us"], rec["measured_us"],
                                                    rec["measured_min_us"], rec["measured_max_us"],
                                                    lo, hi))
+
+
+def set3_worst_runs(ctx):
+    """Set 3's worst pair in its three measurements: the record (priorities), the graph record
+    and the first validation (plain streams, results/h100/launch/priority/set3_plain/)."""
+    rows = _rows(ctx, "h100/validation/heldout3")
+    w = max(rows, key=_ape)
+
+    def same(rec):
+        return [r for r in _rows(ctx, rec) if r["batch"] == w["batch"] and
+                r["scheduler"] == w["scheduler"]][0]
+    runs = [same("h100/launch/priority/set3_plain"), same("h100/validation/heldout3_graph"), w]
+    return ("%s at %s heads, `%s`, predicted %.1f µs on streams, measured %s µs (plain streams, graph, "
+            "priorities; %.1f–%.1f µs over the last run's repeats)" % (
+                w["batch"], "/".join(map(str, w["heads"])), w["scheduler"], w["predicted_us"],
+                " / ".join("%.1f" % r["measured_us"] for r in runs), w["measured_min_us"],
+                w["measured_max_us"]))
+
+
+MULTI_STREAM_PAT = ("pat", "pat-naive", "pat-compute")
+
+
+def tiny_node_pat(ctx):
+    """PAT's multi-stream plans on speculative candidates and trees of thoughts: median
+    predicted / measured per fresh H100 set, and the traced replay of set 3's
+    speculative-687594 (results/h100/launch/priority/priorities/run1)."""
+    parts = []
+    for label, rec in (("set 2", "h100/validation/heldout2"), ("set 3", "h100/validation/heldout3")):
+        rows = [r for r in _rows(ctx, rec) if r["scheduler"] in MULTI_STREAM_PAT and
+                r["batch"].split("-")[0] in ("speculative", "thoughts")]
+        parts.append("%s %.2f (%d pairs)" % (label, statistics.median(
+            r["predicted_us"] / r["measured_us"] for r in rows), len(rows)))
+    t = [r for r in load_json(ctx, "results", "h100/launch/priority/priorities/run1",
+                              "validation.json")["rows"]
+         if r["batch"] == "speculative-687594" and r["scheduler"] == "pat"][0]
+    return ("median predicted / measured %s; traced, speculative-687594 `pat` was predicted "
+            "%.1f µs, measured %.1f µs, and the replay of its measured CTA durations gave %.1f µs"
+            % (", ".join(parts), t["predicted_us"], t["measured_us"], t["replayed_us"]))
