@@ -269,20 +269,36 @@ def remeasured(ctx):
 
 
 def set3_worst_runs(ctx):
-    """Set 3's worst pair in its three measurements: the record (priorities), the graph record
-    and the first validation (plain streams, results/h100/launch/priority/set3_plain/)."""
+    """Set 3's worst pair in its three measurements (the first validation with plain streams,
+    results/h100/launch/priority/set3_plain/; the graph record; the record) and in three
+    later runs with the clocks logged (heldout3/clocks/)."""
     rows = _rows(ctx, "h100/validation/heldout3")
     w = max(rows, key=_ape)
 
-    def same(rec):
-        return [r for r in _rows(ctx, rec) if r["batch"] == w["batch"] and
+    def same(rows):
+        return [r for r in rows if r["batch"] == w["batch"] and
                 r["scheduler"] == w["scheduler"]][0]
-    runs = [same("h100/launch/priority/set3_plain"), same("h100/validation/heldout3_graph"), w]
-    return ("%s at %s heads, `%s`, predicted %.1f µs on streams, measured %s µs (plain streams, graph, "
-            "priorities; %.1f–%.1f µs over the last run's repeats)" % (
+    runs = [same(_rows(ctx, "h100/launch/priority/set3_plain")),
+            same(_rows(ctx, "h100/validation/heldout3_graph")), w]
+    later = [same(load_json(ctx, "results", "h100/validation/heldout3/clocks",
+                            f"run{i}.json")["rows"]) for i in (1, 2, 3)]
+    return ("%s at %s heads, `%s`, predicted %.1f µs on streams, measured %s µs in the set's "
+            "three runs (plain streams, graph, priorities) and %s µs in three later ones" % (
                 w["batch"], "/".join(map(str, w["heads"])), w["scheduler"], w["predicted_us"],
-                " / ".join("%.1f" % r["measured_us"] for r in runs), w["measured_min_us"],
-                w["measured_max_us"]))
+                " / ".join("%.1f" % r["measured_us"] for r in runs),
+                " / ".join("%.1f" % r["measured_us"] for r in later)))
+
+
+def set3_worst_clocks(ctx):
+    """The SM clocks nvidia-smi sampled (every 50 ms) while the later runs measured it."""
+    path = ctx.path("results", "h100/validation/heldout3/clocks", "smi.csv")
+    with open(path, encoding="utf-8") as f:
+        lines = [l.split(",") for l in f.read().splitlines()[1:] if l.count(",") >= 5]
+    busy = [l for l in lines if int(l[5].strip(), 16) & 1 == 0]  # not idle
+    clocks = sorted({l[1].strip() for l in busy})
+    reasons = sorted({l[5].strip() for l in busy})
+    return ("%d samples while the GPU was not idle, SM clock %s, throttle reasons %s" %
+            (len(busy), " / ".join(clocks), " / ".join(reasons)))
 
 
 MULTI_STREAM_PAT = ("pat", "pat-naive", "pat-compute")
