@@ -383,14 +383,26 @@ int av_exec_batch_time(av_exec_batch_t *b, const av_plan_t *const *plans, int n,
   av__plan_dev_t *d = calloc((size_t)n, sizeof *d);
   if (!d) return av_error_set(err, AV_ERR_NOMEM, AV_SRC, NULL, "out of memory");
   int rc = AV_OK;
-  for (int k = 0; k < n && rc == AV_OK; ++k) {
-    av_result_init(b, &outs[k]);
-    rc = av__plan_validate(b, plans[k], &d[k], err);
-    if (rc == AV_OK) rc = av__plan_upload(b, plans[k], &d[k], err);
-    outs[k].ctas = d[k].ctas;
+  for (int first = 0, end = 0; first < n && rc == AV_OK; first = end) {
+    /* a group: as many plans as fit in device memory together (at least one) */
+    for (end = first; end < n && rc == AV_OK; ++end) {
+      av_result_init(b, &outs[end]);
+      av_error_t e;
+      av_error_clear(&e);
+      rc = av__plan_validate(b, plans[end], &d[end], &e);
+      if (rc == AV_ERR_RANGE && end > first) { /* no room beside the group: next group */
+        av__plan_dev_free(&d[end]);
+        rc = AV_OK;
+        break;
+      }
+      if (rc == AV_OK) rc = av__plan_upload(b, plans[end], &d[end], &e);
+      if (rc != AV_OK && err) *err = e;
+      outs[end].ctas = d[end].ctas;
+    }
+    if (rc == AV_OK) rc = av_time(b, plans + first, d + first, end - first, &o, outs + first, err);
+    if (rc == AV_OK && av_kern_sync() != 0) rc = av__exec_cuda_fail(err);
+    for (int k = first; k < end; ++k) av__plan_dev_free(&d[k]);
   }
-  if (rc == AV_OK) rc = av_time(b, plans, d, n, &o, outs, err);
-  if (rc == AV_OK && av_kern_sync() != 0) rc = av__exec_cuda_fail(err);
   for (int k = 0; k < n; ++k) av__plan_dev_free(&d[k]);
   free(d);
   return rc;

@@ -82,7 +82,9 @@ int av_exec_batch_run(av_exec_batch_t *b, const av_plan_t *p, const av_exec_opts
  * their runs interleaved: every round runs each plan once, each run after the L2 flush, and
  * opts.warmup rounds go untimed. A disturbance of the GPU lasting a few runs so lands on a
  * few repeats of many plans, which their medians pass over, not on every repeat of one plan.
- * outs[k] gets plan k's median, least and most time, CTAs and the batch's figures. */
+ * Plans whose partial states do not fit in device memory beside the earlier ones are timed
+ * in a next group, the same way. outs[k] gets plan k's median, least and most time, CTAs and
+ * the batch's figures. */
 int av_exec_batch_time(av_exec_batch_t *b, const av_plan_t *const *plans, int n,
                        const av_exec_opts_t *opts, av_exec_result_t *outs, av_error_t *err);
 
