@@ -119,9 +119,8 @@ int av_kern_memset(void *p, int value, size_t bytes, void *stream);
  * whatever L2 held before is evicted without leaving write-backs for the next kernel. */
 int av_kern_read_all(const void *p, size_t bytes, void *stream);
 /* A non-blocking stream; rank 0 has the device's greatest priority, each further rank the
- * next lower one (down to the least); rank < 0: the least, as a plain stream has. When CTAs
- * of several streams' kernels wait for room, the block scheduler starts the higher
- * priority's first. */
+ * next lower one (down to the least); rank < 0: the least, as a plain stream has. CTAs of a
+ * higher priority's kernels waiting for room are started before a lower one's. */
 int av_kern_stream_create(void **s, int rank);
 int av_kern_stream_destroy(void *s);
 int av_kern_event_create(void **e);

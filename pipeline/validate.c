@@ -84,10 +84,11 @@ static int trace_pair(vrun_t *c, int bi, int si, const av_plan_t *p, av_exec_res
 }
 
 /* One (batch, scheduler) while its batch is measured: its report row (an index: rows move
- * when the report grows), the earlier scheduler whose plan it shares (-1: its own, kept in
- * the batch's av_vseen_t), and its verify/trace run and simulated timeline. */
+ * when the report grows), the row of the earlier scheduler whose plan it shares (-1: none),
+ * where its own plan is kept in the batch's av_vseen_t (-1: none), and its verify/trace run
+ * and simulated timeline. */
 typedef struct vpair {
-  int row, twin_row;
+  int row, twin_row, seen;
   av_exec_result_t m;
   av_timeline_t tl;
 } vpair_t;
@@ -113,6 +114,7 @@ static int plan_pair(vrun_t *c, int bi, int si, const av_costmodel_t *cost,
   int rc = row ? AV_OK : av_error_set(err, AV_ERR_NOMEM, "validate", NULL, "out of memory");
   vp->row = row ? (int)(row - c->rep->rows) : -1;
   vp->twin_row = -1;
+  vp->seen = -1;
   if (!rc) rc = av_scheduler_plan(s->ops, &s->params, &ctx, &plan, err);
   if (!rc) rc = av_plan_check(plan, b->w, err);
   if (!rc) rc = av_sim_run(&cfg, plan, b->w, g, c->vs, cost, &res, c->o->trace ? &vp->tl : NULL, err);
@@ -139,10 +141,12 @@ static int plan_pair(vrun_t *c, int bi, int si, const av_costmodel_t *cost,
   if (rc && err->code && !err->path[0])
     snprintf(err->path, sizeof err->path, "%.100s x %.60s", b->name, s->label);
   av_sim_result_free(&res);
-  if (!rc && twin < 0)
+  if (!rc && twin < 0) {
+    vp->seen = sp->n;
     av_vseen_keep(sp, plan, vp->row);
-  else
+  } else {
     av_plan_destroy(plan);
+  }
   return rc;
 }
 
@@ -169,10 +173,8 @@ static int time_pairs(vrun_t *c, int bi, av_exec_batch_t *xb, av_vseen_t *sp, vp
       continue;
     }
     if (!c->o->trace) continue;
-    int k = 0;
-    while (sp->row[k] != vp[i].row) k++;
     vp[i].m.median_us = row->measured_us;
-    rc = trace_pair(c, bi, row->sched, sp->plan[k], &vp[i].m, &vp[i].tl, row, err);
+    rc = trace_pair(c, bi, row->sched, sp->plan[vp[i].seen], &vp[i].m, &vp[i].tl, row, err);
   }
   free(t);
   return rc;

@@ -186,11 +186,11 @@ static void bind_launches(const av_plan_t *p, av__plan_dev_t *d, const int32_t *
 }
 
 /* Streams: one per distinct plan stream id (first use order), each with its done and start
- * events, and the run's two bracketing events. The streams' priorities fall in that order,
- * so when kernels of several streams are waiting for room the GPU starts the CTAs of the
- * plan's earlier launch first, as the simulator does (oldest launch first), rather than in an
- * order of its own: every launch is issued while the L2 flush before the run still holds
- * the streams back, so they all become ready together. */
+ * events, and the run's two bracketing events. Every launch is issued while the L2 flush
+ * before the run still holds the streams back, so they all become ready together and the
+ * GPU picks among them; the streams' priorities fall in first-use order, so CTAs of an
+ * earlier launch waiting for room go ahead of a later launch's, as in the simulator (oldest
+ * launch first). Which launch starts first they do not fix (docs/kernels.md#launch-models). */
 static int create_streams(const av_plan_t *p, av__plan_dev_t *d, av_error_t *err) {
   int rc = AV_OK;
   int32_t *ids = calloc((size_t)p->n_launches + 1, sizeof *ids);
