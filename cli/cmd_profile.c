@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/json_util.h"
 #include "pipeline/files.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
@@ -15,7 +16,7 @@
 #include "validation/profile.h"
 #include "pipeline/results_dir.h"
 
-enum { OPT_QUICK = 256, OPT_RUNS, OPT_GRAPH };
+enum { OPT_QUICK = 256, OPT_RUNS, OPT_GRAPH, OPT_TILES };
 
 static const av_cli_opt_t k_opts[] = {
     {"out", 'o', "FILE", "profile path (default profiles/<gpu>.json)"},
@@ -24,13 +25,15 @@ static const av_cli_opt_t k_opts[] = {
     {"runs", OPT_RUNS, "N", "traced runs per plan, averaged (default 5)"},
     {"graph-only", OPT_GRAPH, NULL,
      "measure only the CUDA-graph launch figures and add them to the existing profile --out"},
+    {"add-tiles", OPT_TILES, NULL,
+     "measure only the compiled tiles the existing profile --out lacks and add them"},
     {"verbose", 'v', NULL, "progress on stderr"},
     {"help", 'h', NULL, "show this help"},
     {NULL, 0, NULL, NULL}};
 
 typedef struct popts {
   const char *out, *gpu_spec;
-  int quick, verbose, graph_only;
+  int quick, verbose, graph_only, add_tiles;
   int64_t runs;
 } popts_t;
 
@@ -50,6 +53,7 @@ static int parse_args(int argc, char **argv, popts_t *o, av_error_t *err) {
       case 'g': o->gpu_spec = v; break;
       case OPT_QUICK: o->quick = 1; break;
       case OPT_GRAPH: o->graph_only = 1; break;
+      case OPT_TILES: o->add_tiles = 1; break;
       case OPT_RUNS:
         if (av_cli_parse_int("profile", "--runs", v, 1, 101, &o->runs, err)) return err->code;
         break;
@@ -103,23 +107,93 @@ static void command_line(int argc, char **argv, av_profile_t *p) {
     used += (size_t)snprintf(p->command + used, sizeof p->command - used, " %s", argv[i]);
 }
 
-/* --graph-only adds to a profile that exists: its calibrated spec must be there, and be this
- * device's GPU (gpu; NULL: not known yet). */
-static int graph_target(const char *out, const char *gpu, av_error_t *err) {
+/* --graph-only and --add-tiles (`flag`) add to a profile that exists: its calibrated spec must
+ * be there, and be this device's GPU (gpu; NULL: not known yet). */
+static int add_target(const char *out, const char *gpu, const char *flag, av_error_t *err) {
   char spec[1100];
   size_t n = strlen(out);
   if (n > 5 && !strcmp(out + n - 5, ".json")) n -= 5;
   snprintf(spec, sizeof spec, "%.*s.spec.json", (int)n, out);
   struct stat st;
   if (stat(spec, &st) != 0 || !S_ISREG(st.st_mode))
-    return av_error_set(err, AV_ERR_IO, "profile", "--graph-only",
-                        "'%s' does not exist; --graph-only adds to a profile made by anvil "
-                        "profile (name it with --out)", spec);
+    return av_error_set(err, AV_ERR_IO, "profile", flag,
+                        "'%s' does not exist; %s adds to a profile made by anvil profile "
+                        "(name it with --out)", spec, flag);
   av_gpu_t g;
   int rc = av_profile_load_spec(spec, &g, err);
   if (!rc && gpu && strcmp(g.name, gpu) != 0)
     rc = av_error_set(err, AV_ERR_MISMATCH, "profile", "--out",
                       "'%s' is the profile of %s, but this device is %s", spec, g.name, gpu);
+  return rc;
+}
+
+/* A whole profile's three files at --out (default profiles/<gpu>.json), then its summary. */
+static int write_full(const popts_t *o, const av_gpu_t *g, const av_device_desc_t *d,
+                      av_profile_t *p, int argc, char **argv, av_error_t *err) {
+  char out[1024], spec_path[1200], dir[1024];
+  snprintf(p->device, sizeof p->device, "%s", d->name);
+  command_line(argc, argv, p);
+  if (o->out)
+    snprintf(out, sizeof out, "%s", o->out);
+  else
+    snprintf(out, sizeof out, "profiles/%s.json", g->name);
+  snprintf(spec_path, sizeof spec_path, "%s/gpus/%s.json", av_data_dir(), g->name);
+  snprintf(dir, sizeof dir, "%s", out);
+  char *slash = strrchr(dir, '/');
+  int rc = AV_OK;
+  if (slash) {
+    *slash = '\0';
+    rc = av_mkdirs(dir, err);
+  }
+  if (!rc) rc = av_profile_write(p, out, spec_path, err);
+  if (!rc) print_summary(p, out);
+  return rc;
+}
+
+/* --add-tiles: the tiles the profile at --out (default profiles/<gpu>.json) lacks, measured
+ * with the lone-CTA fixed cost of its details file and added to it. */
+static int add_tiles(const popts_t *o, const av_gpu_t *g, const av_device_desc_t *d,
+                     const av_variants_t *vs, int argc, char **argv, av_error_t *err) {
+  char out[1024], dpath[1100];
+  snprintf(out, sizeof out, "%s", o->out ? o->out : "");
+  if (!o->out) snprintf(out, sizeof out, "profiles/%s.json", g->name);
+  size_t n = strlen(out);
+  if (n > 5 && !strcmp(out + n - 5, ".json")) n -= 5;
+  snprintf(dpath, sizeof dpath, "%.*s.details.json", (int)n, out);
+  json_t *have = NULL, *details = NULL;
+  av_profile_t p = {0};
+  int rc = add_target(out, g->name, "--add-tiles", err);
+  if (!rc) rc = av_json_load_file(out, &have, err);
+  if (!rc) rc = av_json_load_file(dpath, &details, err);
+  const json_t *fixed = json_object_get(json_object_get(details, "lone_cta"), "fixed_us");
+  if (!rc && !json_is_number(fixed))
+    rc = av_error_set(err, AV_ERR_SCHEMA, dpath, "lone_cta.fixed_us",
+                      "expected the lone CTA's fixed cost (a number), as anvil profile writes");
+  if (!rc) {
+    av_profile_opts_t po;
+    av_profile_opts_default(&po);
+    po.runs = (int)o->runs;
+    po.quick = o->quick;
+    po.verbose = o->verbose;
+    po.have = have;
+    p.cta_fixed_us = json_number_value(fixed);
+    rc = av_profile_measure_tiles(g, vs, &po, &p, err);
+  }
+  if (!rc) {
+    snprintf(p.device, sizeof p.device, "%s", d->name);
+    command_line(argc, argv, &p);
+    rc = av_profile_write_tiles(&p, out, err);
+  }
+  for (int i = 0; !rc && i < p.n; i++)
+    printf("%s m=%d n=%d d=%d %s: occupancy %d (predicted %d), C(%d, %lld) = %.2f us\n",
+           av_kernel_kind_name(p.t[i].tile.kind), p.t[i].tile.m_rows, p.t[i].tile.n_tokens,
+           p.t[i].head_dim, av_dtype_name(p.t[i].dtype), p.t[i].occ_measured,
+           p.t[i].occ_predicted, p.t[i].nq[p.t[i].n_nq - 1], (long long)p.t[i].kv[p.t[i].n_kv - 1],
+           p.t[i].time_us[p.t[i].n_nq - 1][p.t[i].n_kv - 1]);
+  if (!rc) printf("profile: added %d variants to %s (.details.json)\n", p.n, out);
+  av_profile_free(&p);
+  json_decref(have);
+  json_decref(details);
   return rc;
 }
 
@@ -138,18 +212,23 @@ int av_cmd_profile(int argc, char **argv) {
     return 0;
   }
   if (!rc && o.out) rc = check_out(o.out, &err);
-  if (!rc && o.out && o.graph_only) rc = graph_target(o.out, NULL, &err);
+  if (!rc && o.graph_only && o.add_tiles)
+    rc = av_error_set(&err, AV_ERR_USAGE, "profile", "--add-tiles",
+                      "--graph-only and --add-tiles are separate runs; give one");
+  if (!rc && o.out && (o.graph_only || o.add_tiles))
+    rc = add_target(o.out, NULL, o.add_tiles ? "--add-tiles" : "--graph-only", &err);
   if (rc) return av_cli_fail(&err);
   av_device_desc_t d;
   av_gpu_t g;
-  char note[512], out[1024], spec_path[1200];
+  char note[512], out[1024];
   av_profile_t p = {0};
   av_variants_t *vs = NULL;
   rc = av_device_query(&d, &err);
   if (!rc) rc = av_device_pick_spec(&d, o.gpu_spec, NULL, &g, note, sizeof note, &err);
   if (!rc && note[0]) fprintf(stderr, "anvil: note: %s\n", note);
   if (!rc) rc = av_cli_load_variants(0, &vs, &err);
-  if (!rc) {
+  if (!rc && o.add_tiles) rc = add_tiles(&o, &g, &d, vs, argc, argv, &err);
+  if (!rc && !o.add_tiles) {
     av_profile_opts_t po;
     av_profile_opts_default(&po);
     po.runs = (int)o.runs;
@@ -159,7 +238,7 @@ int av_cmd_profile(int argc, char **argv) {
       snprintf(out, sizeof out, "%s", o.out);
     else if (o.graph_only)
       snprintf(out, sizeof out, "profiles/%s.json", g.name);
-    rc = o.graph_only ? graph_target(out, g.name, &err) : AV_OK;
+    rc = o.graph_only ? add_target(out, g.name, "--graph-only", &err) : AV_OK;
     if (!rc) rc = o.graph_only ? av_profile_measure_graph(&g, vs, &po, &p, &err)
                                : av_profile_measure(&g, vs, &po, &p, &err);
   }
@@ -175,24 +254,7 @@ int av_cmd_profile(int argc, char **argv) {
     av_variants_destroy(vs);
     return rc ? av_cli_fail(&err) : 0;
   }
-  if (!rc) {
-    snprintf(p.device, sizeof p.device, "%s", d.name);
-    command_line(argc, argv, &p);
-    if (o.out)
-      snprintf(out, sizeof out, "%s", o.out);
-    else
-      snprintf(out, sizeof out, "profiles/%s.json", g.name);
-    snprintf(spec_path, sizeof spec_path, "%s/gpus/%s.json", av_data_dir(), g.name);
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", out);
-    char *slash = strrchr(dir, '/');
-    if (slash) {
-      *slash = '\0';
-      rc = av_mkdirs(dir, &err);
-    }
-    if (!rc) rc = av_profile_write(&p, out, spec_path, &err);
-  }
-  if (!rc) print_summary(&p, out);
+  if (!rc && !o.add_tiles) rc = write_full(&o, &g, &d, &p, argc, argv, &err);
   av_profile_free(&p);
   av_variants_destroy(vs);
   return rc ? av_cli_fail(&err) : 0;

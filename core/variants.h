@@ -28,6 +28,11 @@ typedef struct av_tile {
   int warps;
 } av_tile_t;
 
+/* Tiles of at least this many query rows fill an SM by themselves: the warp-specialised
+ * m128 tile (kernels/attn_ws.cuh, sm_90a). Schedulers offer them only when asked (their
+ * "wide" parameter), and a profile need not have measured them. */
+#define AV_TILE_WIDE_ROWS 128
+
 /* Resources of one compiled variant on one architecture. */
 typedef struct av_variant {
   av_tile_t tile;

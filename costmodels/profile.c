@@ -125,7 +125,10 @@ static int profile_setup(av_profile_doc_t *d, const av_cost_env_t *env, int chec
   return rc;
 }
 
-/* Every compiled variant the batch can use must have a table: a scheduler may pick any. */
+/* Every compiled variant the batch can use must have a table: a scheduler may pick any. Wide
+ * tiles (AV_TILE_WIDE_ROWS) are offered only on request, so profiles measured before they
+ * existed stay usable; a plan naming one such profile lacks is estimated from the nearest
+ * table (nearest_table) until `anvil profile` measures it. */
 static int check_coverage(const av_jctx_t *c, const av_cost_env_t *env,
                           const profile_state_t *s) {
   const av_heads_t *h = env->heads;
@@ -138,7 +141,8 @@ static int check_coverage(const av_jctx_t *c, const av_cost_env_t *env,
   for (int i = 0; env->variants && i < env->variants->n; i++) {
     const av_variant_t *v = &env->variants->v[i];
     if (v->tile.kind == AV_KERNEL_MERGE || v->head_dim != h->head_dim ||
-        v->dtype != h->dtype || v->sm_arch != env->gpu->sm_arch)
+        v->dtype != h->dtype || v->sm_arch != env->gpu->sm_arch ||
+        v->tile.m_rows >= AV_TILE_WIDE_ROWS)
       continue;
     if (!find_table(s, &v->tile, h->head_dim, h->dtype))
       return av_error_set(c->err, AV_ERR_MISMATCH, c->source, "variants",

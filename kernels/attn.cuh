@@ -44,7 +44,10 @@ template <int M, int N, int D> struct geom {
   static constexpr int WM = M / 16;
   static constexpr int WN_MAX = 4 / WM > 0 ? 4 / WM : 1;
   static constexpr int WN = (N / 16) < WN_MAX ? (N / 16) : WN_MAX;
-  static constexpr int W = WM * WN;
+  /* m128 is the warp-specialised tile of attn_ws.cuh: a producer warpgroup and two consumer
+   * warpgroups of 64 rows, one CTA an SM, a three-stage ring */
+  static constexpr bool WS = M == 128;
+  static constexpr int W = WS ? 12 : WM * WN;
   static constexpr int T = W * 32;
   static constexpr int NS = N / WN;         /* tokens per warp per tile */
   static constexpr int P = D + 8;           /* smem row pitch, elements */
@@ -62,14 +65,14 @@ template <int M, int N, int D> struct geom {
   static constexpr int VOFF = SWZ ? N * D : N * P;
   static constexpr int BUF = 2 * N * P;     /* elements of one stage (K then V) */
   static constexpr int TILE_BYTES = BUF * 2;
-  static constexpr int S = 3 * TILE_BYTES <= 99 * 1024 && !(M == 16 && N <= 32) ? 3 : 2;
+  static constexpr int S = WS || (3 * TILE_BYTES <= 99 * 1024 && !(M == 16 && N <= 32)) ? 3 : 2;
   static constexpr int KV_BYTES = S * TILE_BYTES;
   static constexpr int OP = D + 4;          /* fp32 staging pitch */
   /* the epilogue's staging (tiles whose warps split the tokens; m64 warps write from registers) */
   static constexpr int STAGE_BYTES = WN == 1 ? 0 : W * 16 * OP * 4 + W * 16 * 2 * 4;
   static constexpr int SMEM = KV_BYTES > STAGE_BYTES ? KV_BYTES : STAGE_BYTES;
   static constexpr int FIT = (227 * 1024) / (SMEM + 1024);
-  static constexpr int CAP = AV_MINB_CAP(M, N, WG);
+  static constexpr int CAP = WS ? 1 : AV_MINB_CAP(M, N, WG);
   static constexpr int MINB = FIT < 1 ? 1 : (FIT > CAP ? CAP : FIT);
   /* The persistent kernel streams tiles across its queue's items (attn_stream) on a ring of
    * SS stages: it stages an item's epilogue in the ring buffer its last tile just freed, and
@@ -182,16 +185,18 @@ __device__ __forceinline__ void tile_qk(float (*s)[4], const uint32_t (*qf)[4], 
 
 /* Online softmax of S (rows lane/4 and lane/4 + 8; tokens at or past `valid` and below `lo`
  * masked, which only a warp whose tokens run past its segment's end or start before its begin
- * checks: lo > 0 only on the TMA path's first tile of a segment), then O += P V with V from vs:
- * P's accumulator layout is the next mma's A layout. The running maximum is kept in the log2
- * domain of the scaled scores; as the scale is positive, the tile's maximum is taken on the raw
- * scores and each weight is one fused multiply-add and one ex2 (FlashAttention-2 §3.1). */
-template <typename T, int M, int N, int D>
-__device__ __forceinline__ void tile_softmax_pv(float (*s)[4], acc_t<D> &a, const T *vs,
-                                                int valid, int t0, int lane, float scale_log2,
-                                                int lo = 0) {
+ * checks: lo > 0 only on the TMA path's first tile of a segment): S becomes the tile's weights
+ * P, the running maximum and sum move on, and alpha is the factor O must be rescaled by
+ * before this tile's PV: here when RESCALE, else by the caller (rescale_o), so that a body may
+ * run this while its previous PV still accumulates into O. The running maximum is kept in the log2 domain of the scaled
+ * scores; as the scale is positive, the tile's maximum is taken on the raw scores and each
+ * weight is one fused multiply-add and one ex2 (FlashAttention-2 §3.1). */
+template <int D> __device__ __forceinline__ void rescale_o(acc_t<D> &a, const float *alpha);
+template <int M, int N, int D, bool RESCALE>
+__device__ __forceinline__ void tile_softmax(float (*s)[4], acc_t<D> &a, float *alpha,
+                                             int valid, int t0, int lane, float scale_log2,
+                                             int lo) {
   constexpr int SN = geom<M, N, D>::NS / 8;
-  constexpr int ON = D / 8;
   if (valid < t0 + geom<M, N, D>::NS || lo > t0) {
 #pragma unroll
     for (int j = 0; j < SN; ++j) {
@@ -208,7 +213,6 @@ __device__ __forceinline__ void tile_softmax_pv(float (*s)[4], acc_t<D> &a, cons
     tmax[0] = fmaxf(tmax[0], fmaxf(s[j][0], s[j][1]));
     tmax[1] = fmaxf(tmax[1], fmaxf(s[j][2], s[j][3]));
   }
-  float alpha[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     tmax[h] = fmaxf(tmax[h], __shfl_xor_sync(0xffffffffu, tmax[h], 1));
@@ -218,17 +222,7 @@ __device__ __forceinline__ void tile_softmax_pv(float (*s)[4], acc_t<D> &a, cons
     a.mx[h] = mnew;
     a.sum[h] *= alpha[h];
   }
-  /* Past the first tiles a row's maximum rarely grows: alpha is then exactly 1 on all the
-   * warp's rows and the rescale of O (D/2 multiplies per thread) is skipped. */
-  if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
-#pragma unroll
-    for (int j = 0; j < ON; ++j) {
-      a.o[j][0] *= alpha[0];
-      a.o[j][1] *= alpha[0];
-      a.o[j][2] *= alpha[1];
-      a.o[j][3] *= alpha[1];
-    }
-  }
+  if constexpr (RESCALE) rescale_o<D>(a, alpha);
   const float ref0 = a.mx[0] == -INFINITY ? 0.f : -a.mx[0];
   const float ref1 = a.mx[1] == -INFINITY ? 0.f : -a.mx[1];
 #pragma unroll
@@ -240,6 +234,32 @@ __device__ __forceinline__ void tile_softmax_pv(float (*s)[4], acc_t<D> &a, cons
     a.sum[0] += s[j][0] + s[j][1];
     a.sum[1] += s[j][2] + s[j][3];
   }
+}
+
+/* O *= alpha per row. Past the first tiles a row's maximum rarely grows: alpha is then exactly
+ * 1 on all the warp's rows and the D/2 multiplies per thread are skipped. */
+template <int D> __device__ __forceinline__ void rescale_o(acc_t<D> &a, const float *alpha) {
+  if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) {
+      a.o[j][0] *= alpha[0];
+      a.o[j][1] *= alpha[0];
+      a.o[j][2] *= alpha[1];
+      a.o[j][3] *= alpha[1];
+    }
+  }
+}
+
+/* tile_softmax, rescale_o, then O += P V with V from vs: P's accumulator layout is the next
+ * mma's A layout. */
+template <typename T, int M, int N, int D>
+__device__ __forceinline__ void tile_softmax_pv(float (*s)[4], acc_t<D> &a, const T *vs,
+                                                int valid, int t0, int lane, float scale_log2,
+                                                int lo = 0) {
+  constexpr int SN = geom<M, N, D>::NS / 8;
+  constexpr int ON = D / 8;
+  float alpha[2];
+  tile_softmax<M, N, D, true>(s, a, alpha, valid, t0, lane, scale_log2, lo);
   if constexpr (use_wg<M, N, D>::value) {
     wg_pv<T, N, D>(a.o, s, vs);
   } else {
@@ -479,6 +499,7 @@ __device__ __forceinline__ void attn_item(const av_kern_batch_t &b, const av_ker
 }  // namespace av
 
 #include "kernels/attn_wg_item.cuh"
+#include "kernels/attn_ws.cuh"
 
 namespace av {
 
@@ -488,7 +509,9 @@ __device__ __forceinline__ void attn_traced(const av_kern_batch_t &b, const av_k
   const item_t it = load_item(l.items, item_index);
   unsigned long long t0 = 0;
   if (b.trace && threadIdx.x == 0) t0 = globaltimer();
-  if constexpr (wg_ahead<M, N, D>::value)
+  if constexpr (geom<M, N, D>::WS)
+    attn_item_ws<T, M, N, D>(b, l, it, kvh, smem);
+  else if constexpr (wg_ahead<M, N, D>::value)
     attn_item_wg<T, M, N, D>(b, l, it, kvh, smem);
   else
     attn_item<T, M, N, D>(b, l, it, kvh, smem);

@@ -66,9 +66,12 @@ __device__ __forceinline__ void wg_fence() {
 __device__ __forceinline__ void wg_commit() {
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
-__device__ __forceinline__ void wg_wait0() {
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+/* Waits until at most P of this warpgroup's committed wgmma groups are in flight (they
+ * complete in commit order). */
+template <int P = 0> __device__ __forceinline__ void wg_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(P) : "memory");
 }
+__device__ __forceinline__ void wg_wait0() { wg_wait<0>(); }
 /* Orders this thread's generic-proxy writes to shared memory (the cp.async copies) before the
  * async proxy's reads (wgmma's B operand). */
 __device__ __forceinline__ void fence_proxy_async() {
@@ -156,10 +159,10 @@ __device__ __forceinline__ void wg_qk(float (*s)[4], const uint32_t (*qf)[4], co
   wg_fence_regs<N / 8>(s);
 }
 
-/* O (64 x D) += P V: N/16 k-steps over the tile's tokens, P packed from S in registers. */
-template <typename T, int N, int D>
-__device__ __forceinline__ void wg_pv(float (*o)[4], const float (*p)[4], const T *vs) {
-  uint32_t pa[N / 16][4];
+/* P (64 x N, the softmax weights in S's accumulator layout) packed as the A fragments of PV:
+ * the m16n8 C layout of two adjacent n8 tiles is the m16k16 A layout. */
+template <typename T, int N>
+__device__ __forceinline__ void wg_pack_p(uint32_t (*pa)[4], const float (*p)[4]) {
 #pragma unroll
   for (int kk = 0; kk < N / 16; ++kk) {
     pa[kk][0] = dt<T>::pack(p[2 * kk][0], p[2 * kk][1]);
@@ -167,11 +170,24 @@ __device__ __forceinline__ void wg_pv(float (*o)[4], const float (*p)[4], const 
     pa[kk][2] = dt<T>::pack(p[2 * kk + 1][0], p[2 * kk + 1][1]);
     pa[kk][3] = dt<T>::pack(p[2 * kk + 1][2], p[2 * kk + 1][3]);
   }
+}
+/* Issues O (64 x D) += P V as one wgmma group: N/16 k-steps over the tile's tokens; pa and o
+ * must stay untouched until the group is waited for. */
+template <typename T, int N, int D>
+__device__ __forceinline__ void wg_pv_issue(float (*o)[4], const uint32_t (*pa)[4],
+                                            const T *vs) {
   const uint64_t d0 = wg_desc(vs, AV_WG_V_LBO(N), AV_WG_V_SBO(N));
   wg_fence();
 #pragma unroll
   for (int kk = 0; kk < N / 16; ++kk) wg_mma<T, D, 1>(o, pa[kk], wg_advance(d0, kk * 2048));
   wg_commit();
+}
+/* O (64 x D) += P V, synchronously. */
+template <typename T, int N, int D>
+__device__ __forceinline__ void wg_pv(float (*o)[4], const float (*p)[4], const T *vs) {
+  uint32_t pa[N / 16][4];
+  wg_pack_p<T, N>(pa, p);
+  wg_pv_issue<T, N, D>(o, pa, vs);
   wg_wait0();
   wg_fence_regs<D / 8>(o);
 }

@@ -168,6 +168,11 @@ int av_profile_write(const av_profile_t *p, const char *out_path, const char *sp
  * graph_join_overhead_us and graph_run_tail_us, <base>.details.json the raw figures. Both
  * files or neither. */
 int av_profile_write_graph(const av_profile_t *p, const char *out_path, av_error_t *err);
+/* Adds p's tables, co-residency curves, start waves and occupancies (tiles measured by
+ * av_profile_measure_tiles) to the profile at out_path and its .details.json, and records
+ * the command, device and date under the profile's "added" key; the files are left as they
+ * were on failure. */
+int av_profile_write_tiles(const av_profile_t *p, const char *out_path, av_error_t *err);
 /* Sets the three graph fields of a calibrated spec from p (0 refill: none). */
 void av__profile_graph_fields(json_t *spec, const av_profile_t *p, const char *date);
 /* Loads a calibrated spec (<base>.spec.json); its name is the GPU's ("H200-SXM"), not the

@@ -99,7 +99,7 @@ static int read_grid(const av_jctx_t *c, const json_t *obj, const char *path,
 }
 
 static const char *const top_keys[] = {"gpu",   "variants", "command", "notes", "coresidency",
-                                        "merge", "start",    NULL};
+                                        "merge", "start",    "added", NULL};
 
 static int read_grids(const av_jctx_t *c, const json_t *root, av_profile_doc_t *d) {
   int rc;

@@ -224,6 +224,67 @@ int av_profile_write_graph(const av_profile_t *p, const char *out_path, av_error
   return rc;
 }
 
+/* Appends the array at from[key][sub] (sub NULL: from[key]) to the same place in into,
+ * creating it there from `from` when into lacks it. */
+static int extend_at(json_t *into, json_t *from, const char *key, const char *sub) {
+  json_t *src = json_object_get(from, key);
+  if (!src) return 0;
+  json_t *dst = json_object_get(into, key);
+  if (!dst) return json_object_set_new(into, key, json_deep_copy(src));
+  if (sub) {
+    src = json_object_get(src, sub);
+    dst = json_object_get(dst, sub);
+  }
+  return json_is_array(src) && json_is_array(dst) ? json_array_extend(dst, src) : -1;
+}
+
+int av_profile_write_tiles(const av_profile_t *p, const char *out_path, av_error_t *err) {
+  char base[1000], path[2][1100], date[32];
+  base_of(out_path, base, sizeof base);
+  snprintf(path[0], sizeof path[0], "%s.json", base);
+  snprintf(path[1], sizeof path[1], "%s.details.json", base);
+  json_t *doc[2] = {NULL, NULL}, *add[2] = {NULL, NULL}, *before = NULL;
+  int rc = av_json_load_file(path[0], &doc[0], err);
+  if (!rc) rc = av_json_load_file(path[1], &doc[1], err);
+  if (!rc) {
+    add[0] = av_profile_to_json(p);
+    add[1] = av_profile_details_json(p);
+    before = json_deep_copy(doc[0]);
+    json_t *names = json_array(), *log = json_object_get(doc[0], "added");
+    for (int i = 0; names && i < p->n; i++) {
+      char nm[96];
+      snprintf(nm, sizeof nm, "%s m%d n%d d%d %s", av_kernel_kind_name(p->t[i].tile.kind),
+               p->t[i].tile.m_rows, p->t[i].tile.n_tokens, p->t[i].head_dim,
+               av_dtype_name(p->t[i].dtype));
+      json_array_append_new(names, json_string(nm));
+    }
+    today(date, sizeof date);
+    if (!log) json_object_set_new(doc[0], "added", log = json_array());
+    int bad = !add[0] || !add[1] || !before || !names || !json_is_array(log);
+    bad = bad || json_array_append_new(log, json_pack("{s:s, s:s, s:s, s:o}", "command",
+                                                      p->command, "device", p->device,
+                                                      "date", date, "variants", names));
+    bad = bad || extend_at(doc[0], add[0], "variants", NULL) ||
+          extend_at(doc[0], add[0], "coresidency", "variants") ||
+          extend_at(doc[0], add[0], "start", "variants") ||
+          extend_at(doc[1], add[1], "occupancy", NULL) ||
+          extend_at(doc[1], add[1], "coresidency_placement", NULL);
+    if (bad)
+      rc = av_error_set(err, AV_ERR_SCHEMA, SRC, out_path,
+                        "could not add the new tiles (out of memory, or a profile whose "
+                        "variants, coresidency or start key is not what anvil profile writes)");
+  }
+  if (!rc) rc = av_json_dump_file(doc[0], path[0], err);
+  if (!rc && (rc = av_json_dump_file(doc[1], path[1], err)) != AV_OK)
+    av_json_dump_file(before, path[0], NULL); /* the profile as it was */
+  for (int i = 0; i < 2; i++) {
+    json_decref(doc[i]);
+    json_decref(add[i]);
+  }
+  json_decref(before);
+  return rc;
+}
+
 int av_profile_write(const av_profile_t *p, const char *out_path, const char *spec_path,
                      av_error_t *err) {
   char base[1000], path[3][1100];

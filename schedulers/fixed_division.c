@@ -15,6 +15,7 @@ static const av_param_def_t fd_params[] = {
     {.name = "tile_n", .type = AV_PARAM_INT, .def = "64", .min = 1, .max = 65536,
      .help = "preferred KV tile n among the compiled tiles"},
     AV_SCHED_LAUNCH_PARAM,
+    AV_SCHED_WIDE_PARAM,
     {.name = NULL},
 };
 

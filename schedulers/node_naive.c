@@ -15,6 +15,7 @@ static const av_param_def_t nn_params[] = {
     {.name = "tile_n", .type = AV_PARAM_INT, .def = "64", .min = 1, .max = 65536,
      .help = "preferred KV tile n among the compiled tiles"},
     AV_SCHED_LAUNCH_PARAM,
+    AV_SCHED_WIDE_PARAM,
     {.name = NULL},
 };
 
@@ -43,8 +44,11 @@ static void node_cuts(const av_sched_ctx_t *ctx, int64_t k, int beside, int32_t 
   for (int32_t u = 0; beside && u < w->n_nodes; u++) cuts[u] = cuts[u] < big_m ? 1 : k;
 }
 
-int av__sched_plan_divided(const av_sched_ctx_t *ctx, const av_params_t *params, int64_t k,
+int av__sched_plan_divided(const av_sched_ctx_t *ctx0, const av_params_t *params, int64_t k,
                            const char *name, av_plan_t **out, av_error_t *err) {
+  av_sched_ctx_t wide = *ctx0;
+  wide.wide_tiles = av_params_choice(params, "wide") == 1;
+  const av_sched_ctx_t *ctx = &wide;
   const av_workload_t *w = ctx->workload;
   int32_t per_cta;
   const int launch = av_params_choice(params, "launch");

@@ -10,6 +10,7 @@
 static const int default_m[] = {16, 32, 64, 128};
 
 const char *const av_sched_launch_choices[] = {"grid", "persistent", "beside", NULL};
+const char *const av_sched_wide_choices[] = {"off", "on", NULL};
 
 enum { MAX_TILES = 256, MAX_SHAPES = 64 };
 
@@ -50,7 +51,8 @@ int av_sched_tiles(const av_sched_ctx_t *ctx, av_kernel_kind_t kind, av_tile_t *
         av_variants_find(ctx->variants, &out[i], h->head_dim, h->dtype, ctx->gpu->sm_arch);
     av_occupancy_t occ = {0};
     if (v) av_occupancy(ctx->gpu, v->threads, v->regs_per_thread, v->smem_bytes, &occ);
-    if (v && occ.ctas_per_sm > 0) out[kept++] = out[i];
+    const int wide_ok = ctx->wide_tiles || out[i].m_rows < AV_TILE_WIDE_ROWS;
+    if (v && occ.ctas_per_sm > 0 && wide_ok) out[kept++] = out[i];
   }
   if (kept == 0) {
     av_error_set(err, AV_ERR_UNSUPPORTED, NULL, NULL,
@@ -217,6 +219,12 @@ int32_t av_sched_beside_queues(const av_sched_ctx_t *ctx, const av_tile_t *big, 
     return av_sched_concurrent_queues(ctx, small, 1);
   const int64_t sms = ctx->gpu->sm_count > 0 ? ctx->gpu->sm_count : 1;
   const int64_t hkv = ctx->workload->heads.hkv > 0 ? ctx->workload->heads.hkv : 1;
+  /* A grid of tiles that fill an SM alone, on fewer CTAs than SMs, leaves whole SMs free:
+   * the queues take those, at the small tile's full occupancy. */
+  if (big->m_rows >= AV_TILE_WIDE_ROWS && ob.ctas_per_sm == 1 && n_big * hkv < sms) {
+    const int64_t q = (sms - n_big * hkv) * os.ctas_per_sm / hkv;
+    return q > 0 ? (int32_t)q : 1;
+  }
   int64_t j = (n_big * hkv + sms - 1) / sms; /* the grid's CTAs per SM, first wave */
   if (j > ob.ctas_per_sm) j = ob.ctas_per_sm;
   const int by_b[] = {ob.by_ctas, ob.by_warps, ob.by_regs, ob.by_smem};

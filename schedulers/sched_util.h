@@ -147,6 +147,14 @@ extern const char *const av_sched_launch_choices[];
            "the registers and shared memory its CTAs leave on each SM, so memory-bound "       \
            "pieces stream under the compute-bound ones"}
 
+/* The "wide" parameter of node_naive and fixed_division (off, on). */
+extern const char *const av_sched_wide_choices[];
+#define AV_SCHED_WIDE_PARAM                                                                  \
+  {.name = "wide", .type = AV_PARAM_ENUM, .def = "off", .choices = av_sched_wide_choices,     \
+   .help = "on: pieces of more than 64 rows take the warp-specialised m128 x n128 tile "      \
+           "(sm_90a, KV copied by TMA), one CTA an SM: a root's grid then holds whole SMs "   \
+           "and, with launch=beside, the leaves' queues take the SMs it leaves free"}
+
 /* node_naive (k = 1) and fixed_division: every node with queries in k even KV pieces, its
  * queries split only when they exceed the largest tile; params "tiles", "tile_n" and
  * "launch". Defined in node_naive.c. */

@@ -42,6 +42,9 @@ typedef struct av_sched_ctx {
   int64_t max_items;               /* plans larger than this fail (limits.plan_items); 0: none */
   av_launch_model_t launch_model;  /* how the plan's launches will be issued (its plans carry
                                       it, and `auto` predicts its candidates with it) */
+  int wide_tiles;                  /* 1: tiles that fill an SM by themselves (the m128
+                                      warp-specialised tile, sm_90a) are on the menu; a
+                                      scheduler's "wide" parameter sets it */
 } av_sched_ctx_t;
 
 /* What a scheduler is, besides its plan (av_scheduler_ops_t.flags). */

@@ -79,6 +79,22 @@ static int have_device(void) {
   return av_exec_available(&err) == AV_OK;
 }
 
+#ifdef AV_HAVE_CUDA
+/* A plan the executor must refuse before launching, with a message naming `why`. */
+static void run_refused(av_exec_batch_t *b, const av_plan_t *p, const char *why,
+                        const char *what) {
+  av_exec_opts_t o;
+  av_exec_opts_default(&o);
+  av_exec_result_t r;
+  av_error_t err;
+  av_error_clear(&err);
+  const int rc = av_exec_batch_run(b, p, &o, &r, &err);
+  ck_assert_msg(rc == AV_ERR_UNSUPPORTED, "%s: ran (rc %d) where it must be refused", what, rc);
+  ck_assert_msg(strstr(err.message, why) != NULL, "%s: message '%s' does not say %s", what,
+                err.message, why);
+}
+#endif
+
 static void run_checked(av_exec_batch_t *b, const av_plan_t *p, av_dtype_t dt, const char *what) {
   av_exec_opts_t o;
   av_exec_opts_default(&o);
@@ -118,6 +134,11 @@ static void run_variants(const av_workload_t *w) {
                    .warps = v->warps};
     const int mode = v->kind == 1 ? MODE_PERSIST : v->kind == 2 ? MODE_QC : MODE_KV;
     av_plan_t *p = make_plan(w, &t, mode);
+    if (v->m >= 128 && !av_exec_batch_tma(b)) { /* the warp-specialised tile copies by TMA */
+      run_refused(b, p, "TMA", v->name);
+      av_plan_destroy(p);
+      continue;
+    }
     run_checked(b, p, dt, v->name);
     av_plan_destroy(p);
     if (v->kind == 0) { /* the same tile computing FINAL outputs directly */
@@ -158,6 +179,38 @@ START_TEST(test_block_sizes) {
     av_workload_destroy(w);
   }
   unsetenv("AV_NO_TMA");
+}
+END_TEST
+
+/* The warp-specialised m128 tile over long items: 32 requests x GQA 4 fill its 128 rows, and
+ * a 4099-token root cut in two runs each item through its three-stage ring many times (every
+ * stage's full and empty barriers change phase), with an unaligned cut masking both ends. */
+START_TEST(test_wide_tile_long) {
+  int nv = 0;
+  const av_kern_variant_t *vs = av_kern_variants(&nv);
+  const int64_t B[] = {1, 32}, L[] = {4099, 5};
+  const av_dtype_t dts[] = {AV_DTYPE_FP16, AV_DTYPE_BF16};
+  for (int di = 0; di < 2; ++di) {
+    av_heads_t h = {.hq = 16, .hkv = 4, .head_dim = 128, .dtype = dts[di]};
+    av_error_t err;
+    av_error_clear(&err);
+    av_workload_t *w = av_workload_from_levels(B, L, 2, &h, &err);
+    ck_assert_msg(w != NULL, "%s", err.message);
+    av_exec_batch_t *b = av_exec_batch_create(w, 11, 8, &err);
+    AV_CK_OK(b ? AV_OK : err.code, &err);
+    for (int i = 0; i < nv; ++i) {
+      const av_kern_variant_t *v = &vs[i];
+      if (v->m < 128 || v->head_dim != 128 || v->dtype != (int)dts[di]) continue;
+      av_tile_t t = {.kind = AV_KERNEL_PARTIAL, .m_rows = v->m, .n_tokens = v->n,
+                     .warps = v->warps};
+      av_plan_t *p = make_plan(w, &t, MODE_KV);
+      if (av_exec_batch_tma(b)) run_checked(b, p, dts[di], v->name);
+      else run_refused(b, p, "TMA", v->name);
+      av_plan_destroy(p);
+    }
+    av_exec_batch_destroy(b);
+    av_workload_destroy(w);
+  }
 }
 END_TEST
 #endif
@@ -407,6 +460,7 @@ int main(void) {
 #ifdef AV_HAVE_CUDA
   tcase_add_test(tc, test_every_variant);
   tcase_add_test(tc, test_block_sizes);
+  tcase_add_test(tc, test_wide_tile_long);
   tcase_add_test(tc, test_trace);
 #endif
   tcase_add_test(tc, test_schedulers);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/json_util.h"
 #include "profile_format/profile_format.h"
@@ -233,11 +234,71 @@ START_TEST(optional_parts_stay_absent) {
 }
 END_TEST
 
+/* A wide tile's table and co-residency curve (one point: it fills an SM alone), added to p. */
+static const av_tile_t WIDE = {AV_KERNEL_PARTIAL, 128, 128, 12};
+static void add_wide(av_profile_t *p) {
+  const int64_t kv[] = {64, 1024, 16384};
+  av_test_profile_table(p, WIDE, kv, 3, 4.75, 0.025);
+  av_profile_cores_t *c = realloc(p->cores, sizeof *c * (size_t)(p->n_cores + 1));
+  ck_assert_ptr_nonnull(c);
+  p->cores = c;
+  c = &p->cores[p->n_cores++];
+  memset(c, 0, sizeof *c);
+  *c = (av_profile_cores_t){.tile = WIDE, .head_dim = 128, .dtype = AV_DTYPE_FP16, .n_k = 1};
+  c->slowdown[0] = 1, c->dur_us[0] = 80.5, c->hbm_dur_us[0] = 81.25, c->hbm_GBps[0] = 3000;
+}
+
+/* `anvil profile --add-tiles` adds a variant the profile lacks: the files read back as the
+ * profile with that table and curve appended, the addition is recorded under "added", and a
+ * profile that does not exist is an error that writes nothing. */
+START_TEST(added_tiles_read_back) {
+  av_profile_t p, add, want;
+  build(&p);
+  build(&want);
+  add_wide(&want);
+  av_test_profile_init(&add);
+  add_wide(&add);
+  snprintf(add.command, sizeof add.command, "anvil profile --add-tiles");
+  char out[1024], dpath[1100];
+  snprintf(out, sizeof out, "%s/profile_format_add.json", AV_BINARY_DIR);
+  snprintf(dpath, sizeof dpath, "%s/profile_format_add.details.json", AV_BINARY_DIR);
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_profile_write(&p, out, AV_TEST_DIR "/../gpus/H200-SXM.json", &err), &err);
+  AV_CK_OK(av_profile_write_tiles(&add, out, &err), &err);
+  json_t *root = NULL, *details = NULL;
+  AV_CK_OK(av_json_load_file(out, &root, &err), &err);
+  AV_CK_OK(av_json_load_file(dpath, &details, &err), &err);
+  av_profile_doc_t d;
+  av_jctx_t c = {.source = out, .err = &err};
+  AV_CK_OK(av_profile_read(&c, root, &d), &err);
+  check_grids(&want, &d);
+  check_curves(&want, &d);
+  check_start(&want, &d);
+  const json_t *added = json_array_get(json_object_get(root, "added"), 0);
+  ck_assert_str_eq(json_string_value(json_object_get(added, "command")), add.command);
+  ck_assert_str_eq(json_string_value(json_array_get(json_object_get(added, "variants"), 0)),
+                   "partial m128 n128 d128 fp16");
+  ck_assert_int_eq(json_array_size(json_object_get(details, "occupancy")), 3);
+  av_profile_doc_free(&d);
+  json_decref(root);
+  json_decref(details);
+  snprintf(out, sizeof out, "%s/no_such_profile.json", AV_BINARY_DIR);
+  av_error_clear(&err);
+  ck_assert_int_eq(av_profile_write_tiles(&add, out, &err), AV_ERR_IO);
+  ck_assert_int_ne(access(out, F_OK), 0);
+  av_profile_free(&p);
+  av_profile_free(&add);
+  av_profile_free(&want);
+}
+END_TEST
+
 static Suite *profile_format_suite(void) {
   Suite *s = suite_create("profile_format");
   TCase *tc = tcase_create("round_trip");
   tcase_add_test(tc, write_then_read_is_equal);
   tcase_add_test(tc, optional_parts_stay_absent);
+  tcase_add_test(tc, added_tiles_read_back);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -80,6 +80,12 @@ int av__plan_validate(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev
                           "(kernels/variants.json lists the compiled tiles)",
                           av_kernel_kind_name(t->kind), t->m_rows, t->n_tokens, h->head_dim,
                           av_dtype_name(h->dtype));
+    /* the warp-specialised tile's producer copies by TMA only (kernels/attn_ws.cuh) */
+    if (t->m_rows >= 128 && !b->kv_maps)
+      return av_error_set(err, AV_ERR_UNSUPPORTED, AV_SRC, path,
+                          "the %d x %d tile copies its KV by TMA, which this batch cannot use "
+                          "(a KV block size that is a power of two >= 8 and AV_NO_TMA unset)",
+                          t->m_rows, t->n_tokens);
     if ((t->kind == AV_KERNEL_PERSISTENT) != (p->launches[l].persistent_ctas > 0))
       return av_error_set(err, AV_ERR_UNSUPPORTED, AV_SRC, path,
                           "a persistent grid needs the persistent kernel kind and vice versa");

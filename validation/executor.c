@@ -53,6 +53,7 @@ av_exec_batch_t *av_exec_batch_create(const av_workload_t *w, uint64_t seed, int
 }
 void av_exec_batch_destroy(av_exec_batch_t *b) { (void)b; }
 const char *av_exec_batch_gpu(const av_exec_batch_t *b) { (void)b; return ""; }
+int av_exec_batch_tma(const av_exec_batch_t *b) { (void)b; return 0; }
 int av_exec_batch_run(av_exec_batch_t *b, const av_plan_t *p, const av_exec_opts_t *o,
                       av_exec_result_t *out, av_error_t *err) {
   (void)b, (void)p, (void)o, (void)out;
@@ -102,6 +103,7 @@ void av_exec_batch_destroy(av_exec_batch_t *b) {
 }
 
 const char *av_exec_batch_gpu(const av_exec_batch_t *b) { return b ? b->dev.name : ""; }
+int av_exec_batch_tma(const av_exec_batch_t *b) { return b && b->kv_maps ? 1 : 0; }
 
 static int av_check_heads(const av_heads_t *h, av_error_t *err) {
   if (h->head_dim != 64 && h->head_dim != 128)

@@ -72,6 +72,9 @@ av_exec_batch_t *av_exec_batch_create(const av_workload_t *w, uint64_t seed,
 void av_exec_batch_destroy(av_exec_batch_t *b);
 /* The device's name ("NVIDIA H200"). */
 const char *av_exec_batch_gpu(const av_exec_batch_t *b);
+/* 1 when the batch's KV tiles are copied by TMA (sm_90 and a KV block size that is a power of
+ * two >= 8, AV_NO_TMA unset), which the warp-specialised m128 tile needs; else 0. */
+int av_exec_batch_tma(const av_exec_batch_t *b);
 
 /* Runs plan p (made for the batch's workload) as opts say. The plan is checked
  * (av_plan_check) and every launch's variant looked up before anything is launched. */

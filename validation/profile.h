@@ -108,6 +108,8 @@ typedef struct av_profile_opts {
   int quick;                             /* fewer grid points (tests, smoke runs) */
   int verbose;                           /* progress lines on stderr */
   int coresidency;                       /* measure the co-residency curves (default 1) */
+  const json_t *have;                    /* a profile document: tiles it has are skipped
+                                            (av_profile_measure_tiles); NULL: none */
 } av_profile_opts_t;
 void av_profile_opts_default(av_profile_opts_t *o);
 
@@ -115,6 +117,12 @@ void av_profile_opts_default(av_profile_opts_t *o);
  * and the compiled variants of its architecture. */
 int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
                        const av_profile_opts_t *o, av_profile_t *out, av_error_t *err);
+/* Only the compiled tiles o->have lacks (a variant added to the kernels after the profile was
+ * made): their C(n_q, n) tables, occupancy, co-residency curves and start waves, nothing of
+ * the GPU-wide figures. out->cta_fixed_us must hold the profile's lone-CTA fixed cost (the
+ * co-residency slowdown is taken against it). AV_ERR_RANGE when no tile is missing. */
+int av_profile_measure_tiles(const av_gpu_t *gpu, const av_variants_t *vs,
+                             const av_profile_opts_t *o, av_profile_t *out, av_error_t *err);
 /* Finalizes and checks a profile plan built with every add succeeding (ok); else, or when
  * the check fails, destroys it and returns NULL with err set. */
 av_plan_t *av__profile_finish_plan(av_plan_t *p, int ok, const av_workload_t *w,

@@ -30,7 +30,7 @@ void av_profile_opts_default(av_profile_opts_t *o) {
 
 static const int64_t k_kv_full[] = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384};
 static const int64_t k_kv_quick[] = {64, 1024, 16384};
-static const int32_t k_nq[] = {1, 2, 4, 8, 16, 32, 64};
+static const int32_t k_nq[] = {1, 2, 4, 8, 16, 32, 64, 128};
 
 /* The mean, not the median, of the runs: %globaltimer ticks coarsely (the device notes warn of
  * it), and averaging runs whose start falls at random within a tick recovers
@@ -109,16 +109,36 @@ static int measure_launch(const av_gpu_t *g, const av_variants_t *vs, av_profile
   return rc ? rc : av_profile_fit_line(x, y, n, &c0, &out->launch_us, &out->launch_r2, err);
 }
 
-/* Tables (empty grids) for every compiled variant of (d, dtype) on g's architecture, with
- * the predicted occupancy. */
+/* Whether profile document `have` holds a table of this tile, head dim and dtype. */
+static int have_table(const json_t *have, const av_tile_t *t, int d, av_dtype_t dt) {
+  const json_t *vs = json_object_get(have, "variants");
+  for (size_t i = 0; i < json_array_size(vs); i++) {
+    const json_t *v = json_array_get(vs, i);
+    const char *kind = json_string_value(json_object_get(v, "kind"));
+    const char *dtype = json_string_value(json_object_get(v, "dtype"));
+    if (kind && dtype && !strcmp(kind, av_kernel_kind_name(t->kind)) &&
+        !strcmp(dtype, av_dtype_name(dt)) &&
+        json_integer_value(json_object_get(v, "m")) == t->m_rows &&
+        json_integer_value(json_object_get(v, "n")) == t->n_tokens &&
+        json_integer_value(json_object_get(v, "warps")) == t->warps &&
+        json_integer_value(json_object_get(v, "head_dim")) == d)
+      return 1;
+  }
+  return 0;
+}
+
+/* Tables (empty grids) for every compiled variant of (d, dtype) on g's architecture that
+ * `have` lacks (NULL: every one), with the predicted occupancy. */
 static int add_tables(const av_gpu_t *g, const av_variants_t *vs, int d, av_dtype_t dt,
-                      const int64_t *kv, int n_kv, av_profile_t *out, av_error_t *err) {
+                      const int64_t *kv, int n_kv, const json_t *have, av_profile_t *out,
+                      av_error_t *err) {
   static const av_kernel_kind_t kinds[] = {AV_KERNEL_PARTIAL, AV_KERNEL_PERSISTENT,
                                            AV_KERNEL_DECODE};
   for (int k = 0; k < 3; k++) {
     av_tile_t tiles[64];
     int nt = av_variants_tiles(vs, kinds[k], d, dt, g->sm_arch, tiles, 64);
     for (int i = 0; i < nt; i++) {
+      if (have && have_table(have, &tiles[i], d, dt)) continue;
       av_profile_table_t *t = av_profile_add(out);
       if (!t) return av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory");
       t->tile = tiles[i];
@@ -147,6 +167,9 @@ static int measure_grid(const av_gpu_t *g, const av_profile_opts_t *o, av_profil
   double *dur = malloc(sizeof(double) * AV_PROF_MAX_KV * (size_t)runs), one[AV_PROF_MAX_KV];
   if (!dur) return av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory");
   for (int q = 0; q < (int)(sizeof k_nq / sizeof k_nq[0]) && !rc; q++) {
+    int wanted = 0; /* n_q = 128 only for the wide tiles */
+    for (int i = first; i < out->n; i++) wanted |= out->t[i].tile.m_rows >= k_nq[q];
+    if (!wanted) continue;
     av_workload_t *w = av_profile_workload(k_nq[q], t0->kv, t0->n_kv, t0->head_dim, t0->dtype,
                                            err);
     av_exec_batch_t *b = w ? av_exec_batch_create(w, 11, 1, err) : NULL;
@@ -222,12 +245,14 @@ static int measure_occupancy(const av_gpu_t *g, av_profile_t *out, int first,
 }
 
 /* The d 128 fp16 partial table with the smallest (largest: want_max) m, n = 64 preferred
- * (the tile most plans use); the first table when there is none. */
+ * (the tile most plans use), wide tiles (AV_TILE_WIDE_ROWS) left out; the first table when
+ * there is none. */
 static const av_profile_table_t *pick_table(const av_profile_t *out, int want_max) {
   const av_profile_table_t *best = NULL;
   for (int i = 0; i < out->n; i++) {
     const av_profile_table_t *t = &out->t[i];
-    if (t->tile.kind != AV_KERNEL_PARTIAL || t->head_dim != 128 || t->dtype != AV_DTYPE_FP16)
+    if (t->tile.kind != AV_KERNEL_PARTIAL || t->head_dim != 128 || t->dtype != AV_DTYPE_FP16 ||
+        t->tile.m_rows >= AV_TILE_WIDE_ROWS)
       continue;
     int better = !best || (want_max ? t->tile.m_rows > best->tile.m_rows
                                     : t->tile.m_rows < best->tile.m_rows) ||
@@ -372,7 +397,8 @@ int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
   for (int a = 0; a < o->n_head_dims && !rc; a++)
     for (int b = 0; b < o->n_dtypes && !rc; b++) {
       int first = out->n;
-      rc = add_tables(gpu, vs, o->head_dims[a], (av_dtype_t)o->dtypes[b], kv, n_kv, out, err);
+      rc = add_tables(gpu, vs, o->head_dims[a], (av_dtype_t)o->dtypes[b], kv, n_kv, NULL, out,
+                      err);
       if (!rc && out->n == first) continue;
       if (!rc) rc = measure_grid(gpu, o, out, first, err);
       if (!rc) rc = measure_occupancy(gpu, out, first, err);
@@ -387,5 +413,30 @@ int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
   if (!rc) rc = av_profile_measure_queue(gpu, vs, o, out, err);
   if (!rc) rc = av_profile_measure_start(gpu, o, out, err);
   if (!rc) rc = av_profile_measure_graph(gpu, vs, o, out, err);
+  return rc;
+}
+
+int av_profile_measure_tiles(const av_gpu_t *gpu, const av_variants_t *vs,
+                             const av_profile_opts_t *o, av_profile_t *out, av_error_t *err) {
+  int rc = av_exec_available(err);
+  if (rc) return rc;
+  snprintf(out->gpu, sizeof out->gpu, "%s", gpu->name);
+  const int64_t *kv = o->quick ? k_kv_quick : k_kv_full;
+  int n_kv = o->quick ? 3 : (int)(sizeof k_kv_full / sizeof k_kv_full[0]);
+  for (int a = 0; a < o->n_head_dims && !rc; a++)
+    for (int b = 0; b < o->n_dtypes && !rc; b++) {
+      int first = out->n;
+      rc = add_tables(gpu, vs, o->head_dims[a], (av_dtype_t)o->dtypes[b], kv, n_kv, o->have,
+                      out, err);
+      if (!rc && out->n == first) continue;
+      if (!rc) rc = measure_grid(gpu, o, out, first, err);
+      if (!rc) rc = measure_occupancy(gpu, out, first, err);
+    }
+  if (!rc && out->n == 0)
+    return av_error_set(err, AV_ERR_RANGE, SRC, NULL,
+                        "the profile already has every variant compiled for sm_%d",
+                        gpu->sm_arch);
+  if (!rc && o->coresidency) rc = measure_coresidency(gpu, o, out, err);
+  if (!rc) rc = av_profile_measure_start(gpu, o, out, err);
   return rc;
 }
