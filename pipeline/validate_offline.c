@@ -72,6 +72,16 @@ static int load(octx_t *c, av_error_t *err) {
   snprintf(c->rep.device, sizeof c->rep.device, "%.200s (recorded)", jstr(c->rec, "device"));
   snprintf(c->rep.command, sizeof c->rep.command, "%s", c->o->command);
   c->rep.repeats = (int)jnum(c->rec, "repeats");
+  /* An experiment listing several GPUs was validated on one of them: the GPU its spec names
+   * (as `anvil validate` keeps only the device's). */
+  const char *sp_rec = jstr(c->rec, "spec"), *base = strrchr(sp_rec, '/');
+  base = base ? base + 1 : sp_rec;
+  const size_t blen = strcspn(base, ". ");
+  for (int j = 1; j < c->e->n_gpus; j++)
+    if (strlen(c->e->gpus[j].name) == blen && strncmp(c->e->gpus[j].name, base, blen) == 0) {
+      c->e->gpus[0] = c->e->gpus[j];
+      c->e->n_gpus = 1;
+    }
   av_gpu_t *g = &c->e->gpus[0];
   /* The record's own calibration mode unless told otherwise: a record predicted with the
    * datasheet spec is re-predicted with it, even where a calibrated spec exists now. */

@@ -1,0 +1,155 @@
+"""The numbers of docs/kernels.md#the-warp-specialised-tile: the m128 tile on compute-heavy shared
+documents on one H100 (results/h100/kernels/wide/: three timed and traced runs of two batches;
+results/h100/validation/wide_tile/: a validation of three), its correctness sweep (results/h100/kernels/wide_correct/) and its
+table in the committed H100 profile (profiles/H100-SXM.json)."""
+import statistics
+
+from docnums import load_json
+
+REC = "results/h100/kernels/wide"
+CORRECT = "results/h100/kernels/wide_correct"
+VALIDATION = "results/h100/validation/wide_tile"
+RUNS = (1, 2, 3)
+THROUGHPUT = ("doc120k-q64", "wide_k4")  # the tile's throughput case and its plan
+SPEED_BATCHES = ("doc120k-q64", "doc120k-q64-tails")
+
+
+def _peak(ctx):
+    """The dense fp16 tensor rate of the H100's spec, TFLOP/s."""
+    return load_json(ctx, "gpus", "H100-SXM.json")["fp16_tensor_tflops"]["value"]
+
+
+def _validation(ctx):
+    return load_json(ctx, VALIDATION, "validation.json")
+
+
+def _flops(ctx, batch):
+    """Attention FLOPs of a batch: its compute floor times the dense rate."""
+    row = next(r for r in _validation(ctx)["rows"] if r["batch"] == batch)
+    return row["floor_compute_us"] * 1e-6 * _peak(ctx) * 1e12
+
+
+def _medians(ctx):
+    """{(batch, plan): median over the runs of each run's median time, µs}."""
+    times = {}
+    for r in RUNS:
+        for row in load_json(ctx, REC, f"run{r}", "exec.json")["rows"]:
+            times.setdefault((row["batch"], row["scheduler"]), []).append(row["median_us"])
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def _attention_spans(ctx, batch, plan):
+    """Per run: the first attention CTA's start to the last one's end in the traced run, µs."""
+    spans = []
+    for r in RUNS:
+        t = load_json(ctx, REC, f"run{r}", "traces", f"{batch}__64-8__fp16__{plan}.json")
+        att = [c for c in t["ctas"] if c["item"] >= 0]
+        spans.append(max(c["end_us"] for c in att) - min(c["start_us"] for c in att))
+    return spans
+
+
+def device(ctx):
+    return load_json(ctx, REC, "run1", "exec.json")["device"].split(" (")[0]
+
+
+def throughput(ctx):
+    batch, plan = THROUGHPUT
+    fl = _flops(ctx, batch)
+    spans = _attention_spans(ctx, batch, plan)
+    rates = sorted(fl / (s * 1e-6) / 1e12 for s in spans)
+    whole = _medians(ctx)[(batch, plan)]
+    return ("the attention launch of `%s` on %s runs at %.0f TFLOP/s (median of three traced "
+            "runs: %s) and the whole plan, the merge and launch included, at %.0f TFLOP/s "
+            "(%.1f µs for %.1f GFLOP)" % (plan, batch, statistics.median(rates),
+                                         ", ".join("%.0f" % x for x in rates),
+                                         fl / (whole * 1e-6) / 1e12, whole, fl / 1e9))
+
+
+def profile_rate(ctx):
+    """C(128, 16384) of the fp16 m128 table, as TFLOP/s of one CTA times the SMs."""
+    prof = load_json(ctx, "profiles", "H100-SXM.json")
+    t = next(v for v in prof["variants"] if v["m"] == 128 and v["dtype"] == "fp16")
+    us = t["time_us"][t["n_q"].index(128)][-1]
+    kv = t["n_kv"][-1]
+    sms = load_json(ctx, "gpus", "H100-SXM.json")["sm_count"]["value"]
+    fl = 4.0 * 128 * kv * t.get("head_dim", 128)
+    return ("one CTA alone over %d tokens with 128 rows takes %.1f µs, %.2f TFLOP/s, %.0f "
+            "TFLOP/s over %d SMs" % (kv, us, fl / (us * 1e-6) / 1e12,
+                                      fl / (us * 1e-6) / 1e12 * sms, sms))
+
+
+def _best(times, batch, pred):
+    cands = [(t, p) for (b, p), t in times.items() if b == batch and pred(p)]
+    return min(cands)
+
+
+def speed_table(ctx):
+    times = _medians(ctx)
+    out = ["", "| batch | best m128 plan µs | best m64 plan µs | `greedy_division` µs | "
+           "m128 speed-up |", "|---|---|---|---|---|"]
+    for b in SPEED_BATCHES:
+        w, m, g = (_best(times, b, lambda p: p.startswith("wide")),
+                   _best(times, b, lambda p: p.startswith("m64")),
+                   _best(times, b, lambda p: p == "greedy_division"))
+        other = min(m[0], g[0])
+        out.append("| %s | %.1f (`%s`) | %.1f (`%s`) | %.1f | %.2f× |"
+                   % (b, w[0], w[1], m[0], m[1], g[0], other / w[0]))
+    return "\n".join(out) + "\n"
+
+
+def prediction_table(ctx):
+    v = _validation(ctx)
+    out = ["", "| batch | plan | predicted µs | measured µs | error |", "|---|---|---|---|---|"]
+    for r in v["rows"]:
+        if r["scheduler"].startswith("wide") or r["scheduler"] == "greedy_division":
+            out.append("| %s | `%s` | %.1f | %.1f | %+.1f %% |"
+                       % (r["batch"], r["scheduler"], r["predicted_us"], r["measured_us"],
+                          100 * (r["predicted_us"] / r["measured_us"] - 1)))
+    return "\n".join(out) + "\n"
+
+
+def prediction_summary(ctx):
+    v = _validation(ctx)
+    wide = [r["ape"] for r in v["rows"] if r["scheduler"].startswith("wide")]
+    grid = [r["ape"] for r in v["rows"] if r["scheduler"].startswith("wide")
+            and "beside" not in r["scheduler"]]
+    s = v["summary"]
+    return ("%d pairs, MAPE %.1f %%, Spearman %.3f; the m128 grids' %d pairs %.1f %% (worst "
+            "%.1f %%), with the beside plans %.1f %%" % (s["pairs"], 100 * s["mape"],
+                                                       s["spearman"], len(grid),
+                                                       100 * statistics.mean(grid),
+                                                       100 * max(grid),
+                                                       100 * statistics.mean(wide)))
+
+
+def beside_runs(ctx):
+    """The wide_beside plan of doc120k-q64-tails per exec run, and in the validation."""
+    out = []
+    for r in RUNS:
+        row = next(x for x in load_json(ctx, REC, f"run{r}", "exec.json")["rows"]
+                   if x["batch"] == "doc120k-q64-tails" and x["scheduler"] == "wide_beside")
+        out.append("%.0f–%.0f µs (median %.0f)" % (row["min_us"], row["max_us"],
+                                                   row["median_us"]))
+    v = next(x for x in _validation(ctx)["rows"]
+             if x["batch"] == "doc120k-q64-tails" and x["scheduler"] == "wide_beside")
+    return ("%s in the three runs, %.0f–%.0f µs in the validation" %
+            ("; ".join(out), v["measured_min_us"], v["measured_max_us"]))
+
+
+def correct(ctx):
+    parts, errs, plans, ok, det, unwritten = [], [], 0, 0, 0, 0
+    for dt in ("fp16", "bf16"):
+        rows = load_json(ctx, CORRECT, f"correct_{dt}.json")["rows"]
+        plans += len(rows)
+        ok += sum(1 for r in rows if r["verified"] and r["pass"])
+        det += sum(1 for r in rows if r["deterministic"])
+        unwritten += sum(r["unwritten"] for r in rows)
+        errs.append("%s %.1e" % (dt, max(r["max_rel_err"] for r in rows)))
+    with open(ctx.path(CORRECT, "memcheck.log"), encoding="utf-8") as f:
+        summary = [l for l in f if "ERROR SUMMARY" in l][-1]
+    n_err = int(summary.split("ERROR SUMMARY:")[1].split()[0])
+    parts.append("%d of %d plans verified against fp64 attention (largest relative error %s), "
+                 "%d unwritten elements, %d of %d bitwise the same on two runs; memcheck over "
+                 "the GPU test binary: %d errors" % (ok, plans, ", ".join(errs), unwritten, det,
+                                                     plans, n_err))
+    return parts[0]
