@@ -31,6 +31,9 @@ static av_variant_t table[] = {
      .sm_arch = 90, .threads = 64, .regs_per_thread = 166, .smem_bytes = 35008},
     {.tile = {AV_KERNEL_PERSISTENT, 16, 64, 4}, .head_dim = 128, .dtype = AV_DTYPE_FP16,
      .sm_arch = 90, .threads = 128, .regs_per_thread = 167, .smem_bytes = 69824},
+    /* the warp-specialised m128 tile: one CTA an SM, on the menu only with wide=on */
+    {.tile = {AV_KERNEL_PARTIAL, 128, 128, 12}, .head_dim = 128, .dtype = AV_DTYPE_FP16,
+     .sm_arch = 90, .threads = 384, .regs_per_thread = 168, .smem_bytes = 208896},
 };
 
 /* fixed_division (k = 4) with the given "set" on the prefix16k tree; the plan is proved
@@ -117,12 +120,61 @@ START_TEST(test_beside_no_room) {
 }
 END_TEST
 
+/* The largest m among a plan's launches. */
+static int largest_m(const av_plan_t *p) {
+  int m = 0;
+  for (int32_t l = 0; l < p->n_launches; l++)
+    if (p->launches[l].tile.m_rows > m) m = p->launches[l].tile.m_rows;
+  return m;
+}
+
+START_TEST(test_wide_only_when_asked) {
+  /* wide off (the default): the root's 512 rows go in m64 pieces, never on the m128 tile */
+  const char *off[] = {"tiles=per_shape", NULL}, *on[] = {"tiles=per_shape", "wide=on", NULL};
+  av_plan_t *p = prefix16k_plan(off);
+  ck_assert_int_eq(largest_m(p), 64);
+  av_plan_destroy(p);
+  /* wide on: 32 queries x GQA 4 = 128 rows a root piece, 4 groups x 4 pieces; the 4-row
+   * leaves keep the smallest tile */
+  p = prefix16k_plan(on);
+  ck_assert_int_eq(largest_m(p), 128);
+  int roots = 0;
+  for (int32_t i = 0; i < p->n_items; i++)
+    roots += p->launches[p->items[i].launch].tile.m_rows == 128;
+  ck_assert_int_eq(roots, 16);
+  av_plan_destroy(p);
+}
+END_TEST
+
+START_TEST(test_wide_beside_takes_free_sms) {
+  /* 16 root pieces x 8 KV heads = 128 m128 CTAs, one an SM: 4 of the 132 SMs stay free and
+   * the leaves' queues fill them at the m16 n32 tile's full occupancy (6 a SM by shared
+   * memory): 4 x 6 / 8 KV heads = 3 queues */
+  const char *k4[] = {"tiles=per_shape", "launch=beside", "wide=on", NULL};
+  av_plan_t *p = prefix16k_plan(k4);
+  ck_assert_int_eq(p->n_launches, 2);
+  ck_assert_int_eq(p->launches[0].tile.m_rows, 128);
+  ck_assert_int_eq(p->launches[1].tile.kind, AV_KERNEL_PERSISTENT);
+  ck_assert_int_eq(p->launches[1].tile.n_tokens, 32);
+  ck_assert_int_eq(p->launches[1].persistent_ctas, 3);
+  av_plan_destroy(p);
+  /* k = 8: 256 root CTAs cover every SM, so one queue per SM, started as the grid drains */
+  const char *k8[] = {"tiles=per_shape", "launch=beside", "wide=on", "k=8", NULL};
+  p = prefix16k_plan(k8);
+  ck_assert_int_eq(p->launches[0].tile.m_rows, 128);
+  ck_assert_int_eq(p->launches[1].persistent_ctas, 132 / 8);
+  av_plan_destroy(p);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("beside");
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, test_beside_fills_the_room);
   tcase_add_test(tc, test_beside_is_per_shape);
   tcase_add_test(tc, test_beside_no_room);
+  tcase_add_test(tc, test_wide_only_when_asked);
+  tcase_add_test(tc, test_wide_beside_takes_free_sms);
   suite_add_tcase(s, tc);
   return s;
 }
