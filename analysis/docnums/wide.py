@@ -2,6 +2,7 @@
 documents on one H100 (results/h100/kernels/wide/: three timed and traced runs of two batches;
 results/h100/validation/wide_tile/: a validation of three), its correctness sweep (results/h100/kernels/wide_correct/) and its
 table in the committed H100 profile (profiles/H100-SXM.json)."""
+import math
 import statistics
 
 from docnums import load_json
@@ -9,6 +10,8 @@ from docnums import load_json
 REC = "results/h100/kernels/wide"
 CORRECT = "results/h100/kernels/wide_correct"
 VALIDATION = "results/h100/validation/wide_tile"
+HELDOUT = "results/h100/validation/heldout3_wide"
+WIDE_PLANS = ("wide_k4", "wide_k8", "wide_beside", "node_wide")
 RUNS = (1, 2, 3)
 THROUGHPUT = ("doc120k-q64", "wide_k4")  # the tile's throughput case and its plan
 SPEED_BATCHES = ("doc120k-q64", "doc120k-q64-tails")
@@ -153,3 +156,30 @@ def correct(ctx):
                  "the GPU test binary: %d errors" % (ok, plans, ", ".join(errs), unwritten, det,
                                                      plans, n_err))
     return parts[0]
+
+
+def _geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def heldout(ctx):
+    """Set 3 with the m128 plans: where they win, best / floor with and without them, and
+    their prediction error on batches drawn before the tile existed."""
+    rows = load_json(ctx, HELDOUT, "validation.json")["rows"]
+    batches = list(dict.fromkeys(r["batch"] for r in rows))
+    without, with_, won = [], [], []
+    for b in batches:
+        rs = [r for r in rows if r["batch"] == b]
+        old = min(r["measured_us"] for r in rs if r["scheduler"] not in WIDE_PLANS)
+        best = min(rs, key=lambda r: r["measured_us"])
+        without.append(old / rs[0]["floor_us"])
+        with_.append(best["measured_us"] / rs[0]["floor_us"])
+        if best["scheduler"] in WIDE_PLANS:
+            won.append("%s, %.2f× → %.2f× the floor" % (b, old / rs[0]["floor_us"],
+                                                        best["measured_us"] / rs[0]["floor_us"]))
+    apes = [r["ape"] for r in rows if r["scheduler"] in WIDE_PLANS]
+    return ("an m128 plan is the fastest on %d of the %d batches (%s); the geometric mean of "
+            "best plan / roofline floor goes from %.3f to %.3f; the %d pairs of m128 plans are "
+            "predicted with MAPE %.1f %% (worst %.1f %%)"
+            % (len(won), len(batches), "; ".join(won), _geomean(without), _geomean(with_),
+               len(apes), 100 * statistics.mean(apes), 100 * max(apes)))
