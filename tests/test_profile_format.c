@@ -174,6 +174,23 @@ static void check_queue(const av_profile_t *p, const av_profile_starts_t *w) {
   }
 }
 
+/* The profile at `out` and its details file loaded, and the profile read. */
+static void read_back(const char *out, const char *dpath, json_t **root, json_t **details,
+                      av_profile_doc_t *d) {
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_json_load_file(out, root, &err), &err);
+  AV_CK_OK(av_json_load_file(dpath, details, &err), &err);
+  av_jctx_t c = {.source = out, .err = &err};
+  AV_CK_OK(av_profile_read(&c, *root, d), &err);
+}
+
+static void check_all(const av_profile_t *p, const av_profile_doc_t *d) {
+  check_grids(p, d);
+  check_curves(p, d);
+  check_start(p, d);
+}
+
 START_TEST(write_then_read_is_equal) {
   av_profile_t p;
   build(&p);
@@ -184,16 +201,11 @@ START_TEST(write_then_read_is_equal) {
   av_error_clear(&err);
   AV_CK_OK(av_profile_write(&p, out, AV_TEST_DIR "/../gpus/H200-SXM.json", &err), &err);
   json_t *root = NULL, *details = NULL;
-  AV_CK_OK(av_json_load_file(out, &root, &err), &err);
-  AV_CK_OK(av_json_load_file(dpath, &details, &err), &err);
   av_profile_doc_t d;
-  av_jctx_t c = {.source = out, .err = &err};
-  AV_CK_OK(av_profile_read(&c, root, &d), &err);
-  check_grids(&p, &d);
-  check_curves(&p, &d);
-  check_start(&p, &d);
+  read_back(out, dpath, &root, &details, &d);
+  check_all(&p, &d);
   av_profile_starts_t q;
-  c.source = dpath;
+  av_jctx_t c = {.source = dpath, .err = &err};
   AV_CK_OK(av_profile_read_queue(&c, details, &q), &err);
   check_queue(&p, &q);
   av_profile_starts_free(&q);
@@ -267,14 +279,9 @@ START_TEST(added_tiles_read_back) {
   AV_CK_OK(av_profile_write(&p, out, AV_TEST_DIR "/../gpus/H200-SXM.json", &err), &err);
   AV_CK_OK(av_profile_write_tiles(&add, out, &err), &err);
   json_t *root = NULL, *details = NULL;
-  AV_CK_OK(av_json_load_file(out, &root, &err), &err);
-  AV_CK_OK(av_json_load_file(dpath, &details, &err), &err);
   av_profile_doc_t d;
-  av_jctx_t c = {.source = out, .err = &err};
-  AV_CK_OK(av_profile_read(&c, root, &d), &err);
-  check_grids(&want, &d);
-  check_curves(&want, &d);
-  check_start(&want, &d);
+  read_back(out, dpath, &root, &details, &d);
+  check_all(&want, &d);
   const json_t *added = json_array_get(json_object_get(root, "added"), 0);
   ck_assert_str_eq(json_string_value(json_object_get(added, "command")), add.command);
   ck_assert_str_eq(json_string_value(json_array_get(json_object_get(added, "variants"), 0)),

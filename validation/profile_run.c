@@ -385,6 +385,25 @@ static int measure_coresidency(const av_gpu_t *g, const av_profile_opts_t *o,
   return rc;
 }
 
+/* Per head dim and dtype: the tables of the compiled variants `have` lacks (NULL: all), their
+ * C(n_q, n) grids and their occupancy. */
+static int measure_tables(const av_gpu_t *gpu, const av_variants_t *vs,
+                          const av_profile_opts_t *o, const json_t *have, av_profile_t *out,
+                          av_error_t *err) {
+  const int64_t *kv = o->quick ? k_kv_quick : k_kv_full;
+  int n_kv = o->quick ? 3 : (int)(sizeof k_kv_full / sizeof k_kv_full[0]), rc = AV_OK;
+  for (int a = 0; a < o->n_head_dims && !rc; a++)
+    for (int b = 0; b < o->n_dtypes && !rc; b++) {
+      int first = out->n;
+      rc = add_tables(gpu, vs, o->head_dims[a], (av_dtype_t)o->dtypes[b], kv, n_kv, have, out,
+                      err);
+      if (!rc && out->n == first) continue;
+      if (!rc) rc = measure_grid(gpu, o, out, first, err);
+      if (!rc) rc = measure_occupancy(gpu, out, first, err);
+    }
+  return rc;
+}
+
 int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
                        const av_profile_opts_t *o, av_profile_t *out, av_error_t *err) {
   int rc = av_exec_available(err);
@@ -392,17 +411,7 @@ int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
   snprintf(out->gpu, sizeof out->gpu, "%s", gpu->name);
   rc = av_exec_copy_bandwidth((size_t)1 << 30, 20, &out->copy_GBps, err);
   if (!rc) rc = measure_launch(gpu, vs, out, err);
-  const int64_t *kv = o->quick ? k_kv_quick : k_kv_full;
-  int n_kv = o->quick ? 3 : (int)(sizeof k_kv_full / sizeof k_kv_full[0]);
-  for (int a = 0; a < o->n_head_dims && !rc; a++)
-    for (int b = 0; b < o->n_dtypes && !rc; b++) {
-      int first = out->n;
-      rc = add_tables(gpu, vs, o->head_dims[a], (av_dtype_t)o->dtypes[b], kv, n_kv, NULL, out,
-                      err);
-      if (!rc && out->n == first) continue;
-      if (!rc) rc = measure_grid(gpu, o, out, first, err);
-      if (!rc) rc = measure_occupancy(gpu, out, first, err);
-    }
+  if (!rc) rc = measure_tables(gpu, vs, o, NULL, out, err);
   if (!rc && out->n == 0)
     rc = av_error_set(err, AV_ERR_UNSUPPORTED, SRC, NULL,
                       "no compiled variant for sm_%d in kernels/variants.json", gpu->sm_arch);
@@ -421,17 +430,7 @@ int av_profile_measure_tiles(const av_gpu_t *gpu, const av_variants_t *vs,
   int rc = av_exec_available(err);
   if (rc) return rc;
   snprintf(out->gpu, sizeof out->gpu, "%s", gpu->name);
-  const int64_t *kv = o->quick ? k_kv_quick : k_kv_full;
-  int n_kv = o->quick ? 3 : (int)(sizeof k_kv_full / sizeof k_kv_full[0]);
-  for (int a = 0; a < o->n_head_dims && !rc; a++)
-    for (int b = 0; b < o->n_dtypes && !rc; b++) {
-      int first = out->n;
-      rc = add_tables(gpu, vs, o->head_dims[a], (av_dtype_t)o->dtypes[b], kv, n_kv, o->have,
-                      out, err);
-      if (!rc && out->n == first) continue;
-      if (!rc) rc = measure_grid(gpu, o, out, first, err);
-      if (!rc) rc = measure_occupancy(gpu, out, first, err);
-    }
+  rc = measure_tables(gpu, vs, o, o->have, out, err);
   if (!rc && out->n == 0)
     return av_error_set(err, AV_ERR_RANGE, SRC, NULL,
                         "the profile already has every variant compiled for sm_%d",
