@@ -81,7 +81,7 @@ int av__plan_validate(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev
                           av_kernel_kind_name(t->kind), t->m_rows, t->n_tokens, h->head_dim,
                           av_dtype_name(h->dtype));
     /* the warp-specialised tile's producer copies by TMA only (kernels/attn_ws.cuh) */
-    if (t->m_rows >= 128 && !b->kv_maps)
+    if (t->m_rows >= AV_TILE_WIDE_ROWS && !b->kv_maps)
       return av_error_set(err, AV_ERR_UNSUPPORTED, AV_SRC, path,
                           "the %d x %d tile copies its KV by TMA, which this batch cannot use "
                           "(a KV block size that is a power of two >= 8 and AV_NO_TMA unset)",
