@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""FlashInfer's shared-prefix (cascade) attention as a peer (docs/kernels.md#peers): the
+prefix-aware attention of a serving engine, on the explicit workloads of an anvil experiment.
+
+FlashInfer's `MultiLevelCascadeAttentionWrapper` (FlashInfer §3.1, its composable formats)
+runs one batch-prefill pass per level of a paged KV cache and merges each level's partial
+state into the next with the log-sum-exp composition. A tree becomes levels as follows:
+
+- the KV of every node is stored once, in pages of --page-size tokens (node boundaries on page
+  boundaries), so a shared prefix is read once per level entry, not once per request;
+- requests are ordered depth-first, so the requests under a node are contiguous;
+- level i (i < L - 1, L the longest path) has one entry per node at depth i whose requests go
+  on below it: its query rows are those requests' (GQA heads fused into rows by the kernel);
+- the last level has one entry per request's own last node, so every request's last level is
+  not empty; a request whose path is shorter than L has empty entries (no pages) on the levels
+  between, whose output FlashInfer writes as zero with log-sum-exp -inf.
+
+A node where one request ends and others go on is read on both levels (the wrapper's levels
+are fixed per request). Each batch's output is checked against an fp32 reference computed
+request by request from the same cache, and the largest absolute difference is kept. Timing
+is that of the other peers (validation/peer_sdpa.py): CUDA events around `run`, warm-up,
+median of --repeats, L2 overwritten before every run; `plan` runs once, untimed, as an engine
+plans once per decode step for every layer. A batch that fails keeps its error in its row.
+
+usage: peer_cascade.py EXPERIMENT.json [--only NAME] [--page-size 16] --out FILE
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+import torch
+
+from peer_sdpa import timed_us as timed  # the same timing as the SDPA peer
+
+WORKSPACE_BYTES = 256 << 20
+
+
+def trees(exp, only):
+    """(name, heads, parents, kv lengths, request nodes) of the experiment's explicit specs."""
+    heads_default = exp.get("heads") or [[32, 8]]
+    for w in exp["workloads"]:
+        name = w.get("name", w.get("kind"))
+        if w.get("kind") != "explicit" or (only and only not in name):
+            continue
+        parents = [int(n["parent"]) for n in w["nodes"]]
+        lens = [int(n["kv_len"]) for n in w["nodes"]]
+        for h in ([w["heads"]] if "heads" in w else heads_default):
+            yield name, (int(h[0]), int(h[1])), parents, lens, [int(r) for r in w["requests"]]
+
+
+def paths(parents, requests):
+    """Each request's root-to-node path of node ids."""
+    out = []
+    for r in requests:
+        p = []
+        while r >= 0:
+            p.append(r)
+            r = parents[r]
+        out.append(p[::-1])
+    return out
+
+
+def levels(parents, lens, requests, page_size):
+    """The cascade's levels. Returns (request order, number of pages, node -> its page ids,
+    per level (qo_indptr, kv_indptr, kv page ids, last page lengths))."""
+    pre = {}  # depth-first order of the nodes, children in the order given
+    children = [[] for _ in parents]
+    for n, p in enumerate(parents):
+        if p >= 0:
+            children[p].append(n)
+    stack = [n for n, p in enumerate(parents) if p < 0][::-1]
+    while stack:
+        n = stack.pop()
+        pre[n] = len(pre)
+        stack.extend(children[n][::-1])
+    ps = paths(parents, requests)
+    order = sorted(range(len(requests)), key=lambda r: [pre[n] for n in ps[r]])
+    ps = [ps[r] for r in order]
+    pages, first = 0, {}
+    for n, L in enumerate(lens):
+        first[n] = pages
+        pages += max(1, math.ceil(L / page_size))
+    depth = max(len(p) for p in ps)
+    out = []
+    for lv in range(depth):
+        def entry(p):
+            if lv == depth - 1:
+                return p[-1]
+            return p[lv] if lv < len(p) - 1 else None
+        qo, kv, idx, last = [0], [0], [], []
+        prev = object()
+        for r, p in enumerate(ps):
+            e = entry(p)
+            if r > 0 and e == prev:  # same entry as the request before: one more query row
+                qo[-1] += 1
+                continue
+            prev = e
+            qo.append(qo[-1] + 1)
+            if e is None:
+                last.append(0)
+            else:
+                n_pages = max(1, math.ceil(lens[e] / page_size))
+                idx.extend(range(first[e], first[e] + n_pages))
+                last.append(lens[e] - (n_pages - 1) * page_size)
+            kv.append(len(idx))
+        out.append((qo, kv, idx, last))
+    return order, pages, first, out
+
+
+def reference(q, cache, parents, lens, requests, order, first, page_size):
+    """fp32 attention of every request over its path's tokens, in the cascade's row order."""
+    hq, d = q.shape[1], q.shape[2]
+    hkv = cache.shape[3]
+    flat_k = cache[:, 0].reshape(-1, hkv, d)
+    flat_v = cache[:, 1].reshape(-1, hkv, d)
+    ps = paths(parents, requests)
+    out = torch.empty(q.shape, dtype=torch.float32, device=q.device)
+    for row, r in enumerate(order):
+        tok = torch.cat([torch.arange(first[n] * page_size, first[n] * page_size + lens[n],
+                                      device=q.device) for n in ps[r]])
+        k, v = flat_k[tok].float(), flat_v[tok].float()  # [T, hkv, d]
+        qg = q[row].float().view(hkv, hq // hkv, d)  # query head h reads KV head h // group
+        s = torch.einsum("kgd,tkd->kgt", qg, k) / math.sqrt(d)
+        out[row] = torch.einsum("kgt,tkd->kgd", torch.softmax(s, dim=-1), v).reshape(hq, d)
+    return out
+
+
+def run_batch(fi, hq, hkv, parents, lens, requests, d, dtype, flush, a):
+    order, n_pages, first, lv = levels(parents, lens, requests, a.page_size)
+    g = torch.Generator(device="cuda").manual_seed(1)
+    cache = torch.rand(n_pages, 2, a.page_size, hkv, d, device="cuda", dtype=dtype,
+                       generator=g) * 2 - 1
+    q = torch.rand(len(requests), hq, d, device="cuda", dtype=dtype, generator=g) * 2 - 1
+    i32 = dict(dtype=torch.int32, device="cuda")
+    work = torch.empty(WORKSPACE_BYTES, dtype=torch.uint8, device="cuda")
+    w = fi.MultiLevelCascadeAttentionWrapper(len(lv), work, "NHD")
+    w.plan([torch.tensor(x[0], **i32) for x in lv], [torch.tensor(x[1], **i32) for x in lv],
+           [torch.tensor(x[2], **i32) for x in lv], [torch.tensor(x[3], **i32) for x in lv],
+           hq, hkv, d, a.page_size, q_data_type=dtype)
+    out = w.run(q, cache)
+    diff = float((out.float() - reference(q, cache, parents, lens, requests, order, first,
+                                          a.page_size)).abs().max())
+    return {"requests": len(requests), "levels": len(lv),
+            "entries": [len(x[0]) - 1 for x in lv],
+            "cached_kv_GB": 2 * n_pages * a.page_size * hkv * d * q.element_size() / 1e9,
+            "backend": getattr(w._batch_prefill_wrappers[0], "_backend", "unknown"),
+            "cascade_us": timed(lambda: w.run(q, cache), flush, a.warmup, a.repeats),
+            "max_abs_diff": diff}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("experiment")
+    ap.add_argument("--only", help="batches whose name contains this")
+    ap.add_argument("--page-size", type=int, default=16)
+    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    try:
+        import flashinfer as fi
+    except ImportError as e:
+        print("peer_cascade: FlashInfer is not importable here (%s); install flashinfer-python "
+              "(docs/kernels.md#peers)" % e, file=sys.stderr)
+        return 2
+    with open(a.experiment) as f:
+        exp = json.load(f)
+    d = int(exp.get("head_dim", 128))
+    dtype = torch.bfloat16 if exp.get("dtype") == "bf16" else torch.float16
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    flush = torch.empty(2 * l2 // 4, dtype=torch.float32, device="cuda")
+    gpu = torch.cuda.get_device_name(0)
+    print("gpu %s, torch %s, flashinfer %s" % (gpu, torch.__version__, fi.__version__),
+          flush=True)
+    rows = []
+    for name, (hq, hkv), parents, lens, requests in trees(exp, a.only):
+        row = {"batch": name, "heads": [hq, hkv]}
+        try:
+            row.update(run_batch(fi, hq, hkv, parents, lens, requests, d, dtype, flush, a))
+        except (RuntimeError, ValueError, torch.cuda.OutOfMemoryError) as e:
+            torch.cuda.synchronize()
+            row["error"] = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
+        torch.cuda.empty_cache()
+        print("%-22s %-6s %s" % (name, "%d/%d" % (hq, hkv), "%.1f us, %d levels, diff %.1e" % (
+            row["cascade_us"], row["levels"], row["max_abs_diff"]) if "cascade_us" in row
+            else "(" + row["error"] + ")"), flush=True)
+        rows.append(row)
+    doc = {"gpu": gpu, "torch": torch.__version__, "flashinfer": fi.__version__,
+           "experiment": a.experiment, "page_size": a.page_size,
+           "method": "MultiLevelCascadeAttentionWrapper.run timed with CUDA events, %d warm-up, "
+                     "median of %d, L2 flushed (2x L2 write) before each run; plan untimed"
+                     % (a.warmup, a.repeats), "rows": rows}
+    tmp = a.out + ".tmp%d" % os.getpid()
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, a.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
