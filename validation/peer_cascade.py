@@ -16,13 +16,23 @@ state into the next with the log-sum-exp composition. A tree becomes levels as f
   between, whose output FlashInfer writes as zero with log-sum-exp -inf.
 
 A node where one request ends and others go on is read on both levels (the wrapper's levels
-are fixed per request). Each batch's output is checked against an fp32 reference computed
-request by request from the same cache, and the largest absolute difference is kept. Timing
-is that of the other peers (validation/peer_sdpa.py): CUDA events around `run`, warm-up,
-median of --repeats, L2 overwritten before every run; `plan` runs once, untimed, as an engine
-plans once per decode step for every layer. A batch that fails keeps its error in its row.
+are fixed per request).
 
-usage: peer_cascade.py EXPERIMENT.json [--only NAME] [--page-size 16] --out FILE
+The wrapper runs batch prefill on every level with the backend FlashInfer picks for the GPU;
+a level whose entries each have one query row is a decode batch, which FlashInfer's decode
+wrapper serves with split KV. So each batch runs in every configuration of --kinds, the same
+levels and merges: `cascade` (the library's wrapper as it is), `prefill-fa2` (batch prefill
+on FlashAttention-2's backend on every level), `decode` and `decode-tc` (the decode wrapper on
+CUDA cores / tensor cores on the one-row levels). The fastest configuration whose output is
+within --tolerance of an fp32 reference (computed request by request from the same cache) is
+the peer, as the fastest SDPA backend is. Timing is that of the other peers
+(validation/peer_sdpa.py): CUDA events around `run`, warm-up, median of --repeats, L2
+overwritten before every run; planning runs once, untimed, as an engine plans once per decode
+step for every layer. A configuration that fails keeps its error; a batch with none that runs
+keeps the errors in its row, and the other batches still run.
+
+usage: peer_cascade.py EXPERIMENT.json [--only NAME] [--page-size 16] [--kinds K,K]
+                       --out FILE
 """
 import argparse
 import json
@@ -127,27 +137,82 @@ def reference(q, cache, parents, lens, requests, order, first, page_size):
     return out
 
 
+class Levels:
+    """One decode step of a cascade whose levels each run a FlashInfer wrapper of the given
+    kind, planned once: "prefill-fa2" / "prefill-fa3" (BatchPrefillWithPagedKVCacheWrapper on
+    that backend) on every level, or "decode" / "decode-tc" (BatchDecodeWithPagedKVCacheWrapper,
+    CUDA cores / tensor cores) on the levels where every entry has one query row and some KV,
+    FlashAttention-3 prefill on the others. `run` is MultiLevelCascadeAttentionWrapper.run:
+    the last level, then every other level merged into it with merge_state_in_place."""
+
+    def __init__(self, fi, lv, hq, hkv, d, page_size, dtype, work, kind):
+        self.fi, self.steps = fi, []
+        i32 = dict(dtype=torch.int32, device="cuda")
+        for qo, kv, idx, last in lv:
+            t = [torch.tensor(x, **i32) for x in (qo, kv, idx, last)]
+            one_row = all(b - a == 1 for a, b in zip(qo, qo[1:])) and min(last) > 0
+            if kind.startswith("decode") and one_row:
+                w = fi.BatchDecodeWithPagedKVCacheWrapper(work, "NHD",
+                                                          use_tensor_cores=kind == "decode-tc")
+                w.plan(t[1], t[2], t[3], hq, hkv, d, page_size, q_data_type=dtype)
+            else:
+                backend = "fa2" if kind == "prefill-fa2" else "fa3"
+                w = fi.BatchPrefillWithPagedKVCacheWrapper(work, "NHD", backend=backend)
+                w.plan(t[0], t[1], t[2], t[3], hq, hkv, d, page_size, q_data_type=dtype)
+            self.steps.append(w)
+
+    def run(self, q, cache):
+        out, lse = self.steps[-1].run(q, cache, return_lse=True)
+        for w in self.steps[:-1]:
+            o, s = w.run(q, cache, return_lse=True)
+            self.fi.merge_state_in_place(out, lse, o, s)
+        return out
+
+
+KINDS = ("cascade", "prefill-fa2", "decode", "decode-tc")
+
+
 def run_batch(fi, hq, hkv, parents, lens, requests, d, dtype, flush, a):
+    """Every FlashInfer configuration of --kinds on one batch: its time, or why it could not
+    run, and whether its output matches the reference; the fastest correct one is the peer."""
     order, n_pages, first, lv = levels(parents, lens, requests, a.page_size)
     g = torch.Generator(device="cuda").manual_seed(1)
     cache = torch.rand(n_pages, 2, a.page_size, hkv, d, device="cuda", dtype=dtype,
                        generator=g) * 2 - 1
     q = torch.rand(len(requests), hq, d, device="cuda", dtype=dtype, generator=g) * 2 - 1
-    i32 = dict(dtype=torch.int32, device="cuda")
+    ref = reference(q, cache, parents, lens, requests, order, first, a.page_size)
     work = torch.empty(WORKSPACE_BYTES, dtype=torch.uint8, device="cuda")
-    w = fi.MultiLevelCascadeAttentionWrapper(len(lv), work, "NHD")
-    w.plan([torch.tensor(x[0], **i32) for x in lv], [torch.tensor(x[1], **i32) for x in lv],
-           [torch.tensor(x[2], **i32) for x in lv], [torch.tensor(x[3], **i32) for x in lv],
-           hq, hkv, d, a.page_size, q_data_type=dtype)
-    out = w.run(q, cache)
-    diff = float((out.float() - reference(q, cache, parents, lens, requests, order, first,
-                                          a.page_size)).abs().max())
-    return {"requests": len(requests), "levels": len(lv),
-            "entries": [len(x[0]) - 1 for x in lv],
-            "cached_kv_GB": 2 * n_pages * a.page_size * hkv * d * q.element_size() / 1e9,
-            "backend": getattr(w._batch_prefill_wrappers[0], "_backend", "unknown"),
-            "cascade_us": timed(lambda: w.run(q, cache), flush, a.warmup, a.repeats),
-            "max_abs_diff": diff}
+    row = {"requests": len(requests), "levels": len(lv), "entries": [len(x[0]) - 1 for x in lv],
+           "cached_kv_GB": 2 * n_pages * a.page_size * hkv * d * q.element_size() / 1e9,
+           "per_kind": {}}
+    for kind in a.kinds.split(","):
+        try:
+            if kind == "cascade":  # the library's own wrapper, its backend chosen by itself
+                w = fi.MultiLevelCascadeAttentionWrapper(len(lv), work, "NHD")
+                i32 = dict(dtype=torch.int32, device="cuda")
+                w.plan(*[[torch.tensor(x[j], **i32) for x in lv] for j in range(4)],
+                       hq, hkv, d, a.page_size, q_data_type=dtype)
+                row["cascade_backend"] = getattr(w._batch_prefill_wrappers[0], "_backend", "")
+            else:
+                w = Levels(fi, lv, hq, hkv, d, a.page_size, dtype, work, kind)
+            diff = float((w.run(q, cache).float() - ref).abs().max())
+            k = {"max_abs_diff": diff}
+            if diff <= a.tolerance:
+                k["us"] = timed(lambda: w.run(q, cache), flush, a.warmup, a.repeats)
+            else:
+                k["error"] = "output differs from the reference by %.3g" % diff
+        except (RuntimeError, ValueError, NotImplementedError, torch.cuda.OutOfMemoryError) as e:
+            torch.cuda.synchronize()
+            k = {"error": str(e).splitlines()[0][:300] if str(e) else type(e).__name__}
+        row["per_kind"][kind] = k
+    ok = {kind: k for kind, k in row["per_kind"].items() if "us" in k}
+    if not ok:
+        raise RuntimeError("no FlashInfer configuration ran: " + "; ".join(
+            "%s: %s" % (kind, k["error"]) for kind, k in row["per_kind"].items()))
+    best = min(ok, key=lambda kind: ok[kind]["us"])
+    row.update({"cascade_us": ok[best]["us"], "kind": best,
+                "max_abs_diff": ok[best]["max_abs_diff"]})
+    return row
 
 
 def main():
@@ -155,6 +220,10 @@ def main():
     ap.add_argument("experiment")
     ap.add_argument("--only", help="batches whose name contains this")
     ap.add_argument("--page-size", type=int, default=16)
+    ap.add_argument("--kinds", default=",".join(KINDS),
+                    help="FlashInfer configurations to time, the fastest kept (default: all)")
+    ap.add_argument("--tolerance", type=float, default=2e-2,
+                    help="largest absolute difference from the fp32 reference accepted")
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--out", required=True)
@@ -183,15 +252,19 @@ def main():
             torch.cuda.synchronize()
             row["error"] = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
         torch.cuda.empty_cache()
-        print("%-22s %-6s %s" % (name, "%d/%d" % (hq, hkv), "%.1f us, %d levels, diff %.1e" % (
-            row["cascade_us"], row["levels"], row["max_abs_diff"]) if "cascade_us" in row
+        print("%-22s %-6s %s" % (name, "%d/%d" % (hq, hkv), "%.1f us (%s), %d levels, diff %.1e; %s"
+              % (row["cascade_us"], row["kind"], row["levels"], row["max_abs_diff"], ", ".join(
+                  "%s %s" % (kind, "%.1f" % k["us"] if "us" in k else "failed")
+                  for kind, k in row["per_kind"].items())) if "cascade_us" in row
             else "(" + row["error"] + ")"), flush=True)
         rows.append(row)
     doc = {"gpu": gpu, "torch": torch.__version__, "flashinfer": fi.__version__,
            "experiment": a.experiment, "page_size": a.page_size,
-           "method": "MultiLevelCascadeAttentionWrapper.run timed with CUDA events, %d warm-up, "
-                     "median of %d, L2 flushed (2x L2 write) before each run; plan untimed"
-                     % (a.warmup, a.repeats), "rows": rows}
+           "kinds": a.kinds.split(","),
+           "method": "each configuration's run timed with CUDA events, %d warm-up, median of "
+                     "%d, L2 flushed (2x L2 write) before each run; plan untimed; the fastest "
+                     "configuration whose output is within %g of the fp32 reference is the "
+                     "peer" % (a.warmup, a.repeats, a.tolerance), "rows": rows}
     tmp = a.out + ".tmp%d" % os.getpid()
     with open(tmp, "w") as f:
         json.dump(doc, f, indent=1)
