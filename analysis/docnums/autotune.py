@@ -1,7 +1,7 @@
 """The numbers of docs/validation.md#auto-by-measurement: how often auto's choice is within 5 %
 and 2 % of the measured best when it measures its K predicted-fastest candidates, first from
 the committed validation records (the candidates' recorded predictions and measurements), then
-from `anvil exec --autotune` runs (results/h100/autotune/)."""
+from `anvil exec --autotune` runs (results/h100/autotune/, results/h200/autotune/)."""
 import collections
 import statistics
 
@@ -9,15 +9,19 @@ from docnums import load_json
 
 RECORDS = [("H200", "PAT trees (in-sample)", "h200/validation/pat"),
            ("H100", "PAT trees (in-sample)", "h100/validation/pat"),
+           ("H200", "held-out realistic batches, set 2", "h200/validation/heldout2"),
            ("H100", "held-out realistic batches, set 3", "h100/validation/heldout3"),
            ("H100", "held-out realistic batches, set 2", "h100/validation/heldout2"),
            ("H200", "held-out realistic batches, set 1", "h200/validation/heldout"),
            ("H200", "held-out random forests", "h200/validation/random"),
            ("H100", "held-out realistic batches, set 1", "h100/validation/heldout")]
 KS = (1, 2, 3, 4, 5)
-RUNS = [("held-out realistic batches, set 3", "heldout3"),
-        ("held-out realistic batches, set 2", "heldout2"), ("held-out realistic batches, set 1", "heldout"),
-        ("PAT trees (in-sample)", "pat")]
+# (GPU, set, the `anvil exec --autotune 4` report under results/<gpu>/autotune/)
+RUNS = [("H200", "held-out realistic batches, set 2", "heldout2"),
+        ("H100", "held-out realistic batches, set 3", "heldout3"),
+        ("H100", "held-out realistic batches, set 2", "heldout2"),
+        ("H100", "held-out realistic batches, set 1", "heldout"),
+        ("H100", "PAT trees (in-sample)", "pat")]
 
 
 def _frac(k, n):
@@ -102,9 +106,9 @@ def bias_alternative(ctx):
     return "; ".join(parts)
 
 
-def _run_stats(ctx, name):
+def _run_stats(ctx, gpu, name):
     by = collections.defaultdict(dict)
-    for r in load_json(ctx, "results/h100/autotune", name + ".json")["rows"]:
+    for r in load_json(ctx, "results/%s/autotune" % gpu.lower(), name + ".json")["rows"]:
         by[(r["batch"], tuple(r["heads"]))][r["scheduler"]] = r
     s = collections.Counter()
     for rows in by.values():
@@ -122,9 +126,9 @@ def _run_stats(ctx, name):
 def measured_table(ctx):
     out = ["", "| GPU | set | batches | predicted fastest within 5 % | within 2 % | "
            "`--autotune 4` within 5 % | within 2 % |", "|---|---|---|---|---|---|---|"]
-    for label, name in RUNS:
-        s = _run_stats(ctx, name)
-        out.append("| H100 | %s | %d | %s | %s | %s | %s |" % (
-            label, s["n"], _frac(s["f5"], s["n"]), _frac(s["f2"], s["n"]),
+    for gpu, label, name in RUNS:
+        s = _run_stats(ctx, gpu, name)
+        out.append("| %s | %s | %d | %s | %s | %s | %s |" % (
+            gpu, label, s["n"], _frac(s["f5"], s["n"]), _frac(s["f2"], s["n"]),
             _frac(s["t5"], s["n"]), _frac(s["t2"], s["n"])))
     return "\n".join(out) + "\n"

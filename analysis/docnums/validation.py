@@ -11,9 +11,10 @@ from docnums import load_json
 from fidelity import spearman as _spearman  # the same statistic analysis/fidelity.py prints
 
 # (GPU, set label, record folder under results/), in the order the doc's tables list them.
-# Sets 2 and 3 were drawn after the last change to the model; set 1 and the random forests
-# before it (docs/validation.md#held-out-sets).
+# The H200's set 2 and the H100's sets 2 and 3 were drawn after the last change to the model;
+# sets 1 and the random forests before it (docs/validation.md#held-out-sets).
 HELD_OUT = [
+    ("H200", "held-out realistic batches, set 2", "h200/validation/heldout2"),
     ("H100", "held-out realistic batches, set 3", "h100/validation/heldout3"),
     ("H100", "held-out realistic batches, set 3, run as CUDA graphs",
      "h100/validation/heldout3_graph"),
@@ -32,6 +33,8 @@ IN_SAMPLE = [
 ]
 # (target GPU, set, its own record, the record predicted with the other GPU's profile)
 TRANSFER = [
+    ("H200", "held-out realistic batches, set 2", "h200/validation/heldout2",
+     "h200/transfer/heldout2", "H100"),
     ("H100", "held-out realistic batches, set 3", "h100/validation/heldout3",
      "h100/transfer/heldout3", "H200"),
     ("H100", "held-out realistic batches, set 2", "h100/validation/heldout2",
@@ -50,7 +53,8 @@ UNCALIBRATED = [
      "h100/validation/heldout_uncalibrated"),
     ("H100", "PAT trees (in-sample)", "h100/validation/pat", "h100/validation/pat_uncalibrated"),
 ]
-BIAS_COLUMNS = [("H100 set 3", "h100/validation/heldout3"),
+BIAS_COLUMNS = [("H200 set 2", "h200/validation/heldout2"),
+                ("H100 set 3", "h100/validation/heldout3"),
                 ("H100 set 2", "h100/validation/heldout2"),
                 ("H200 set 1", "h200/validation/heldout"),
                 ("H200 random", "h200/validation/random"),
@@ -205,7 +209,8 @@ def worst_pairs_table(ctx):
 def dispatch_table(ctx):
     """Traced records: replayed vs measured (dispatch) and predicted vs replayed (cost model)."""
     lines = []
-    for gpu, label, rec in [HELD_OUT[5], IN_SAMPLE[0]]:
+    traced = ("h200/validation/random", "h200/validation/pat")
+    for gpu, label, rec in [h for h in HELD_OUT + IN_SAMPLE if h[2] in traced]:
         rows = [r for r in _rows(ctx, rec) if r.get("replayed_us")]
         disp = statistics.fmean(abs(r["replayed_us"] - r["measured_us"]) / r["measured_us"]
                                 for r in rows)
