@@ -1,14 +1,21 @@
 """The numbers of docs/kernels.md#the-warp-specialised-tile: the m128 tile on compute-heavy shared
-documents on one H100 (results/h100/kernels/wide/: three timed and traced runs of two batches;
-results/h100/validation/wide_tile/: a validation of three), its correctness sweep (results/h100/kernels/wide_correct/) and its
-table in the committed H100 profile (profiles/H100-SXM.json)."""
+documents on one H200 and one H100 (results/<gpu>/kernels/wide/: three timed and traced runs of
+two batches and the GPU test binary; results/<gpu>/kernels/wide_correct/: the correctness
+sweep), and on the H100 only its validation (results/h100/validation/wide_tile/: three
+batches), its memcheck, its held-out batches and its table in the committed H100 profile
+(profiles/H100-SXM.json)."""
+import collections
 import math
+import re
 import statistics
 
 from docnums import load_json
 
-REC = "results/h100/kernels/wide"
-CORRECT = "results/h100/kernels/wide_correct"
+# One GPU's record: its name, its speed folder and its correctness folder.
+Record = collections.namedtuple("Record", "gpu speed correct")
+H200 = Record("H200", "results/h200/kernels/wide", "results/h200/kernels/wide_correct")
+H100 = Record("H100", "results/h100/kernels/wide", "results/h100/kernels/wide_correct")
+TARGET_TFLOPS = 620.0  # the tile's target on the H200 for the throughput case
 VALIDATION = "results/h100/validation/wide_tile"
 HELDOUT = "results/h100/validation/heldout3_wide"
 WIDE_PLANS = ("wide_k4", "wide_k8", "wide_beside", "node_wide")
@@ -27,45 +34,76 @@ def _validation(ctx):
 
 
 def _flops(ctx, batch):
-    """Attention FLOPs of a batch: its compute floor times the dense rate."""
+    """Attention FLOPs of a batch (the same on any GPU): its compute floor in the H100
+    validation times the H100's dense rate."""
     row = next(r for r in _validation(ctx)["rows"] if r["batch"] == batch)
     return row["floor_compute_us"] * 1e-6 * _peak(ctx) * 1e12
 
 
-def _medians(ctx):
+def _medians(ctx, rec):
     """{(batch, plan): median over the runs of each run's median time, µs}."""
     times = {}
     for r in RUNS:
-        for row in load_json(ctx, REC, f"run{r}", "exec.json")["rows"]:
+        for row in load_json(ctx, rec.speed, f"run{r}", "exec.json")["rows"]:
             times.setdefault((row["batch"], row["scheduler"]), []).append(row["median_us"])
     return {k: statistics.median(v) for k, v in times.items()}
 
 
-def _attention_spans(ctx, batch, plan):
+def _attention_spans(ctx, rec, batch, plan):
     """Per run: the first attention CTA's start to the last one's end in the traced run, µs."""
     spans = []
     for r in RUNS:
-        t = load_json(ctx, REC, f"run{r}", "traces", f"{batch}__64-8__fp16__{plan}.json")
+        t = load_json(ctx, rec.speed, f"run{r}", "traces", f"{batch}__64-8__fp16__{plan}.json")
         att = [c for c in t["ctas"] if c["item"] >= 0]
         spans.append(max(c["end_us"] for c in att) - min(c["start_us"] for c in att))
     return spans
 
 
+def _device(ctx, rec):
+    return load_json(ctx, rec.speed, "run1", "exec.json")["device"].split(" (")[0]
+
+
 def device(ctx):
-    return load_json(ctx, REC, "run1", "exec.json")["device"].split(" (")[0]
+    return _device(ctx, H100)
 
 
-def throughput(ctx):
+def device_h200(ctx):
+    return _device(ctx, H200)
+
+
+def _rates(ctx, rec):
+    """The throughput case's attention-launch TFLOP/s per traced run (sorted) and the whole
+    plan's TFLOP/s and µs (median of the runs), with the batch's FLOPs."""
     batch, plan = THROUGHPUT
     fl = _flops(ctx, batch)
-    spans = _attention_spans(ctx, batch, plan)
-    rates = sorted(fl / (s * 1e-6) / 1e12 for s in spans)
-    whole = _medians(ctx)[(batch, plan)]
+    rates = sorted(fl / (s * 1e-6) / 1e12 for s in _attention_spans(ctx, rec, batch, plan))
+    whole = _medians(ctx, rec)[(batch, plan)]
+    return rates, fl / (whole * 1e-6) / 1e12, whole, fl
+
+
+def _throughput(ctx, rec):
+    batch, plan = THROUGHPUT
+    rates, whole_rate, whole, fl = _rates(ctx, rec)
     return ("the attention launch of `%s` on %s runs at %.0f TFLOP/s (median of three traced "
             "runs: %s) and the whole plan, the merge and launch included, at %.0f TFLOP/s "
             "(%.1f µs for %.1f GFLOP)" % (plan, batch, statistics.median(rates),
                                          ", ".join("%.0f" % x for x in rates),
-                                         fl / (whole * 1e-6) / 1e12, whole, fl / 1e9))
+                                         whole_rate, whole, fl / 1e9))
+
+
+def throughput(ctx):
+    return _throughput(ctx, H100)
+
+
+def throughput_h200(ctx):
+    """The H200's figures and whether the attention launch and the whole plan reach the target."""
+    rates, whole_rate = _rates(ctx, H200)[:2]
+    met = [name for name, x in (("the attention launch", statistics.median(rates)),
+                                ("the whole plan", whole_rate)) if x >= TARGET_TFLOPS]
+    verdict = ("both reach" if len(met) == 2 else "only %s reaches" % met[0] if met
+               else "neither reaches")
+    return "%s; %s the target of %.0f TFLOP/s" % (_throughput(ctx, H200), verdict,
+                                                    TARGET_TFLOPS)
 
 
 def profile_rate(ctx):
@@ -86,17 +124,26 @@ def _best(times, batch, pred):
     return min(cands)
 
 
-def speed_table(ctx):
-    times = _medians(ctx)
-    out = ["", "| batch | best m128 plan µs | best m64 plan µs | `greedy_division` µs | "
-           "m128 speed-up |", "|---|---|---|---|---|"]
+def _speed_rows(ctx, rec):
+    """The best m128 grid plan (the bimodal beside plans left out, see beside_runs), the best
+    m64 plan and greedy_division of each batch, medians of the runs."""
+    times = _medians(ctx, rec)
+    out = []
     for b in SPEED_BATCHES:
-        w, m, g = (_best(times, b, lambda p: p.startswith("wide")),
+        w, m, g = (_best(times, b, lambda p: p.startswith("wide") and "beside" not in p),
                    _best(times, b, lambda p: p.startswith("m64")),
                    _best(times, b, lambda p: p == "greedy_division"))
         other = min(m[0], g[0])
-        out.append("| %s | %.1f (`%s`) | %.1f (`%s`) | %.1f | %.2f× |"
-                   % (b, w[0], w[1], m[0], m[1], g[0], other / w[0]))
+        out.append("| %s | %s | %.1f (`%s`) | %.1f (`%s`) | %.1f | %.2f× |"
+                   % (rec.gpu, b, w[0], w[1], m[0], m[1], g[0], other / w[0]))
+    return out
+
+
+def speed_table(ctx):
+    out = ["", "| GPU | batch | best m128 grid plan µs | best m64 plan µs | "
+           "`greedy_division` µs | m128 speed-up |", "|---|---|---|---|---|---|"]
+    for rec in (H200, H100):
+        out += _speed_rows(ctx, rec)
     return "\n".join(out) + "\n"
 
 
@@ -125,37 +172,74 @@ def prediction_summary(ctx):
                                                        100 * statistics.mean(wide)))
 
 
-def beside_runs(ctx):
-    """The wide_beside plan of doc120k-q64-tails per exec run, and in the validation."""
+def _beside(ctx, rec):
+    """The wide_beside plan of doc120k-q64-tails per exec run of a record."""
     out = []
     for r in RUNS:
-        row = next(x for x in load_json(ctx, REC, f"run{r}", "exec.json")["rows"]
+        row = next(x for x in load_json(ctx, rec.speed, f"run{r}", "exec.json")["rows"]
                    if x["batch"] == "doc120k-q64-tails" and x["scheduler"] == "wide_beside")
         out.append("%.0f–%.0f µs (median %.0f)" % (row["min_us"], row["max_us"],
                                                    row["median_us"]))
+    return "%s in the three runs" % "; ".join(out)
+
+
+def beside_runs(ctx):
+    """The H100's runs, and the same plan in the H100 validation."""
     v = next(x for x in _validation(ctx)["rows"]
              if x["batch"] == "doc120k-q64-tails" and x["scheduler"] == "wide_beside")
-    return ("%s in the three runs, %.0f–%.0f µs in the validation" %
-            ("; ".join(out), v["measured_min_us"], v["measured_max_us"]))
+    return ("%s, %.0f–%.0f µs in the validation" %
+            (_beside(ctx, H100), v["measured_min_us"], v["measured_max_us"]))
 
 
-def correct(ctx):
-    parts, errs, plans, ok, det, unwritten = [], [], 0, 0, 0, 0
+def beside_runs_h200(ctx):
+    return _beside(ctx, H200)
+
+
+def _read(ctx, *parts):
+    with open(ctx.path(*parts), encoding="utf-8") as f:
+        return f.read()
+
+
+def _correct(ctx, rec):
+    """A record's correctness sweep: plans verified, largest errors, unwritten, bitwise."""
+    errs, plans, ok, det, unwritten = [], 0, 0, 0, 0
     for dt in ("fp16", "bf16"):
-        rows = load_json(ctx, CORRECT, f"correct_{dt}.json")["rows"]
+        rows = load_json(ctx, rec.correct, f"correct_{dt}.json")["rows"]
         plans += len(rows)
         ok += sum(1 for r in rows if r["verified"] and r["pass"])
         det += sum(1 for r in rows if r["deterministic"])
         unwritten += sum(r["unwritten"] for r in rows)
         errs.append("%s %.1e" % (dt, max(r["max_rel_err"] for r in rows)))
-    with open(ctx.path(CORRECT, "memcheck.log"), encoding="utf-8") as f:
-        summary = [l for l in f if "ERROR SUMMARY" in l][-1]
+    return ("%d of %d plans verified against fp64 attention (largest relative error %s), "
+            "%d unwritten elements, %d of %d bitwise the same on two runs"
+            % (ok, plans, ", ".join(errs), unwritten, det, plans))
+
+
+def correct(ctx):
+    """The H100's sweep and its memcheck over the GPU test binary (run on the H100 only)."""
+    summary = [l for l in _read(ctx, H100.correct, "memcheck.log").splitlines()
+               if "ERROR SUMMARY" in l][-1]
     n_err = int(summary.split("ERROR SUMMARY:")[1].split()[0])
-    parts.append("%d of %d plans verified against fp64 attention (largest relative error %s), "
-                 "%d unwritten elements, %d of %d bitwise the same on two runs; memcheck over "
-                 "the GPU test binary: %d errors" % (ok, plans, ", ".join(errs), unwritten, det,
-                                                     plans, n_err))
-    return parts[0]
+    return "%s; memcheck over the GPU test binary: %d errors" % (_correct(ctx, H100), n_err)
+
+
+def correct_h200(ctx):
+    return _correct(ctx, H200)
+
+
+def _gpu_tests(ctx, rec):
+    m = re.search(r"Checks: (\d+), Failures: (\d+), Errors: (\d+)",
+                  _read(ctx, rec.speed, "gpu_tests.log"))
+    n, bad = int(m.group(1)), int(m.group(2)) + int(m.group(3))
+    return "%d of %d checks pass" % (n - bad, n)
+
+
+def gpu_tests(ctx):
+    return _gpu_tests(ctx, H100)
+
+
+def gpu_tests_h200(ctx):
+    return _gpu_tests(ctx, H200)
 
 
 def _geomean(xs):
