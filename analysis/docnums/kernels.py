@@ -2,6 +2,7 @@
 (results/h200/kernels/), the machine's ceilings (results/h200/kernels/ceilings/), the GPU spec
 (gpus/H200-SXM.json) and the tolerance the executor's check applies (cli/cmd_exec.c)."""
 import functools
+import math
 import os
 import re
 import sys
@@ -270,3 +271,46 @@ def variants_count(ctx):
     vs = load_json(ctx, "kernels", "variants.json")["variants"]
     archs = {v["arch"] for v in vs}
     return "%d variants on each of %d architectures" % (len(vs) // len(archs), len(archs))
+
+
+# The realistic held-out sets drawn after the last change to the model, newest first per GPU:
+# (GPU, set, record folder under results/).
+REALISTIC = [("H200", "set 2", "h200/validation/heldout2"),
+             ("H100", "set 3", "h100/validation/heldout3")]
+
+
+def _realistic(ctx, rec):
+    """Per (batch, heads): (best measured µs of the schedulers but `auto`, `auto`'s measured
+    µs, roofline floor µs) of an `anvil validate` record."""
+    by = {}
+    for r in load_json(ctx, "results", rec, "validation.json")["rows"]:
+        b = by.setdefault((r["batch"], tuple(r["heads"])), [float("inf"), None, r["floor_us"]])
+        if r["scheduler"] == "auto":
+            b[1] = r["measured_us"]
+        else:
+            b[0] = min(b[0], r["measured_us"])
+    return by
+
+
+def realistic_table(ctx):
+    """The realistic held-out batches against the roofline floor: the geometric mean and the
+    worst of best plan / floor, batches above 1.6x, the small batches (floor <= 25 µs) and
+    `auto` within 5 % of the measured best."""
+    out = ["", "| GPU | held-out set | batches | best plan / floor, geomean | worst | above "
+           "1.6× | floor ≤ 25 µs: batches, geomean | `auto` within 5 % |",
+           "|---|---|---|---|---|---|---|---|"]
+    for gpu, label, rec in REALISTIC:
+        by = _realistic(ctx, rec)
+        ratio = {k: best / floor for k, (best, _, floor) in by.items()}
+        worst = max(ratio, key=ratio.get)
+        small = [ratio[k] for k, v in by.items() if v[2] <= 25.0]
+        auto = sum(1 for best, a, _ in by.values() if a <= 1.05 * best)
+        out.append("| %s | %s (`results/%s/`) | %d | %.2f× | %.2f× (%s %d/%d) | %d | %s | %d / %d |"
+                   % (gpu, label, rec, len(by), _geo(list(ratio.values())), ratio[worst],
+                      worst[0], worst[1][0], worst[1][1], sum(1 for x in ratio.values() if x > 1.6),
+                      "%d, %.2f×" % (len(small), _geo(small)) if small else "none", auto, len(by)))
+    return "\n".join(out) + "\n"
+
+
+def _geo(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
