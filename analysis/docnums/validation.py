@@ -311,10 +311,12 @@ MULTI_STREAM_PAT = ("pat", "pat-naive", "pat-compute")
 
 def tiny_node_pat(ctx):
     """PAT's multi-stream plans on speculative candidates and trees of thoughts: median
-    predicted / measured per fresh H100 set, and the traced replay of set 3's
+    predicted / measured per fresh set, and the traced replay of the H100's set 3's
     speculative-687594 (results/h100/launch/priority/priorities/run1)."""
     parts = []
-    for label, rec in (("set 2", "h100/validation/heldout2"), ("set 3", "h100/validation/heldout3")):
+    for label, rec in (("H100 set 2", "h100/validation/heldout2"),
+                       ("H100 set 3", "h100/validation/heldout3"),
+                       ("H200 set 2", "h200/validation/heldout2")):
         rows = [r for r in _rows(ctx, rec) if r["scheduler"] in MULTI_STREAM_PAT and
                 r["batch"].split("-")[0] in ("speculative", "thoughts")]
         parts.append("%s %.2f (%d pairs)" % (label, statistics.median(
