@@ -17,15 +17,32 @@
 #include "sim/sim.h"
 
 static const char *const model_choices[] = {"engine", "waves", NULL};
+static const char *const wide_choices[] = {"off", "on", NULL};
 
 static const av_param_def_t auto_params[] = {
     {.name = "model", .type = AV_PARAM_ENUM, .def = "engine", .choices = model_choices,
      .help = "simulator model that ranks the candidates (engine falls back to waves when "
              "it cannot simulate a plan)"},
+    {.name = "wide", .type = AV_PARAM_ENUM, .def = "off", .choices = wide_choices,
+     .help = "on: also race the plans that put pieces of more than 64 rows on the "
+             "warp-specialised m128 tile (fixed_division and node_naive with wide=on; sm_90a)"},
     {.name = NULL},
 };
 
 extern const av_scheduler_ops_t av_sched_auto;
+
+/* Applies an alternative to a scheduler's defaults: one assignment ("cost=compute") or
+ * several separated by ';' ("tiles=per_shape;wide=on"). */
+static int set_alternative(av_params_t *params, const char *alt, const char *name,
+                           av_error_t *err) {
+  char buf[128];
+  snprintf(buf, sizeof buf, "%s", alt);
+  int rc = AV_OK;
+  for (char *save = NULL, *a = strtok_r(buf, ";", &save); a && rc == AV_OK;
+       a = strtok_r(NULL, ";", &save))
+    rc = av_params_set_text(params, a, name, err);
+  return rc;
+}
 
 /* Predicted makespan of a checked plan. The engine may decline a plan (AV_ERR_UNSUPPORTED);
  * then the closed-form wave model ranks it, so every candidate gets a number. */
@@ -83,7 +100,7 @@ static int auto_candidate(const av_sched_ctx_t *ctx, const av_costmodel_t *cost,
   av_error_clear(&e);
   av_params_t params;
   int rc = av_params_init(&params, ops->params, &e);
-  if (rc == AV_OK && alt) rc = av_params_set_text(&params, alt, ops->name, &e);
+  if (rc == AV_OK && alt) rc = set_alternative(&params, alt, ops->name, &e);
   if (rc == AV_OK && (*memo = memo_find(ctx, ops, &params, model, time_us)) >= 0) {
     *ok = 1;
     return AV_OK;
@@ -113,7 +130,7 @@ static int auto_replan(const av_sched_ctx_t *ctx, const av_scheduler_ops_t *ops,
                        const char *alt, av_plan_t **out, av_error_t *err) {
   av_params_t params;
   int rc = av_params_init(&params, ops->params, err);
-  if (rc == AV_OK && alt) rc = av_params_set_text(&params, alt, ops->name, err);
+  if (rc == AV_OK && alt) rc = set_alternative(&params, alt, ops->name, err);
   if (rc == AV_OK) rc = av_scheduler_plan(ops, &params, ctx, out, err);
   return rc;
 }
@@ -180,27 +197,35 @@ static void race_skip(race_t *r, const av_scheduler_ops_t *ops, const char *alt,
            ops->name, alt ? "[" : "", alt ? alt : "", alt ? "]" : "", why);
 }
 
+/* One candidate into the race: entered with its prediction, or skipped with the reason. */
+static int race_one(const av_sched_ctx_t *ctx, const av_costmodel_t *cost, av_sim_model_t model,
+                    const av_scheduler_ops_t *ops, const char *alt, race_t *r, av_error_t *err) {
+  av_plan_t *cand = NULL;
+  double t = 0.0;
+  int ok = 0, memo = -1;
+  char why[160] = "";
+  int rc = auto_candidate(ctx, cost, model, ops, alt, &cand, &ok, &memo, &t, why, sizeof why, err);
+  if (rc == AV_OK && ok) race_enter(r, ops, alt, cand, memo, t);
+  if (rc == AV_OK && !ok) race_skip(r, ops, alt, why);
+  return rc;
+}
+
 /* Every other scheduler: its defaults, then each policy alternative it declares (PAT's
  * compute cost model, serial streams, ...: measured best on some batches,
- * docs/validation.md#results). */
+ * docs/validation.md#results), then with wide its m128 alternatives. */
 static int auto_race(const av_sched_ctx_t *ctx, const av_costmodel_t *cost, av_sim_model_t model,
-                     race_t *r, av_error_t *err) {
+                     int wide, race_t *r, av_error_t *err) {
   int n_ops = 0, rc = AV_OK;
   const av_scheduler_ops_t *const *all = av_scheduler_all(&n_ops);
   for (int i = 0; i < n_ops && rc == AV_OK; i++) {
     if (all[i]->flags & AV_SCHED_SIMULATES_OTHERS) continue;
+    rc = race_one(ctx, cost, model, all[i], NULL, r, err);
     const char *const *alts = all[i]->alternatives;
-    for (int a = -1; rc == AV_OK && (a < 0 || (alts && alts[a])); a++) {
-      const char *alt = a < 0 ? NULL : alts[a];
-      av_plan_t *cand = NULL;
-      double t = 0.0;
-      int ok = 0, memo = -1;
-      char why[160] = "";
-      rc = auto_candidate(ctx, cost, model, all[i], alt, &cand, &ok, &memo, &t, why, sizeof why,
-                          err);
-      if (rc == AV_OK && ok) race_enter(r, all[i], alt, cand, memo, t);
-      if (rc == AV_OK && !ok) race_skip(r, all[i], alt, why);
-    }
+    for (int a = 0; rc == AV_OK && alts && alts[a]; a++)
+      rc = race_one(ctx, cost, model, all[i], alts[a], r, err);
+    alts = wide ? all[i]->wide_alternatives : NULL;
+    for (int a = 0; rc == AV_OK && alts && alts[a]; a++)
+      rc = race_one(ctx, cost, model, all[i], alts[a], r, err);
   }
   return rc;
 }
@@ -224,7 +249,7 @@ static int run_race(const av_sched_ctx_t *ctx, const av_params_t *params, race_t
     cost = own;
   }
   if (ctx->memo) ctx->memo->chosen = -1;
-  rc = auto_race(ctx, cost, model, r, err);
+  rc = auto_race(ctx, cost, model, av_params_choice(params, "wide") == 1, r, err);
   av_costmodel_destroy(own);
   if (rc == AV_OK && !r->have_best)
     rc = av_error_set(err, AV_ERR_UNSUPPORTED, NULL, NULL,

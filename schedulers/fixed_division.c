@@ -45,5 +45,6 @@ const av_scheduler_ops_t av_sched_fixed_division = {
     .description = "FlashForge Fig. 9 naive division: every node cut into k equal KV pieces",
     .params = fd_params,
     .plan = fd_plan,
+    .wide_alternatives = av_sched_wide_alternatives,
     .min_items = fd_min_items,
 };

@@ -114,4 +114,5 @@ const av_scheduler_ops_t av_sched_node_naive = {
     .description = "KV-centric: one CTA per tree node with all its queries, no balancing",
     .params = nn_params,
     .plan = nn_plan,
+    .wide_alternatives = av_sched_wide_alternatives,
 };

@@ -11,6 +11,7 @@ static const int default_m[] = {16, 32, 64, 128};
 
 const char *const av_sched_launch_choices[] = {"grid", "persistent", "beside", NULL};
 const char *const av_sched_wide_choices[] = {"off", "on", NULL};
+const char *const av_sched_wide_alternatives[] = {"tiles=per_shape;wide=on", NULL};
 
 enum { MAX_TILES = 256, MAX_SHAPES = 64 };
 

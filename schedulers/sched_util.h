@@ -155,6 +155,10 @@ extern const char *const av_sched_wide_choices[];
            "(sm_90a, KV copied by TMA), one CTA an SM: a root's grid then holds whole SMs "   \
            "and, with launch=beside, the leaves' queues take the SMs it leaves free"}
 
+/* The m128 plans `auto` races with wide=on (av_scheduler_ops_t.wide_alternatives): every
+ * piece of more than 64 rows on the m128 tile, the others per shape. */
+extern const char *const av_sched_wide_alternatives[];
+
 /* node_naive (k = 1) and fixed_division: every node with queries in k even KV pieces, its
  * queries split only when they exceed the largest tile; params "tiles", "tile_n" and
  * "launch". Defined in node_naive.c. */

@@ -65,6 +65,10 @@ typedef struct av_scheduler_ops {
   /* Policy alternatives `auto` simulates besides the defaults: NULL-terminated parameter
    * assignments ("cost=compute"), each applied alone to the defaults; may be NULL. */
   const char *const *alternatives;
+  /* Alternatives that plan the warp-specialised m128 tile ("tiles=per_shape;wide=on": an
+   * alternative may set several parameters, separated by ';'): `auto` races them only with
+   * its wide=on; may be NULL. */
+  const char *const *wide_alternatives;
   unsigned flags;                  /* AV_SCHED_* above */
   /* A lower bound of the plan's work items, known before planning, so an experiment that
    * asks for a plan over limits.plan_items fails at load (core/limits.h); may be NULL. */

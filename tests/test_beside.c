@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "proofs/proofs.h"
+#include "schedulers/auto.h"
 #include "schedulers/scheduler.h"
 #include "core/gpu.h"
 #include "core/plan.h"
@@ -17,6 +18,7 @@
 #include "tests/support.h"
 
 extern const av_scheduler_ops_t av_sched_fixed_division;
+extern const av_scheduler_ops_t av_sched_auto;
 
 /* sm_90 fp16 d128 variants as ptxas reported them (kernels/variants.json of the m64 root kernels),
  * written out so the test does not depend on the build's table. Index 0 is the m64 root. */
@@ -38,25 +40,45 @@ static av_variant_t table[] = {
 
 /* fixed_division (k = 4) with the given "set" on the prefix16k tree; the plan is proved
  * exact. Caller owns it. */
-static av_plan_t *prefix16k_plan(const char *const *set) {
+/* The batch of these tests: prefix16k (one 16384-token root shared by 128 requests of 512
+ * tokens) on the H200 with the table above. */
+typedef struct fixture {
+  av_gpu_t gpu;
+  av_variants_t vs;
+  av_workload_t *w;
+  av_sched_ctx_t ctx;
+} fixture_t;
+
+static void fixture_init(fixture_t *f) {
   av_error_t err;
   av_error_clear(&err);
-  av_gpu_t gpu;
-  AV_CK_OK(av_gpu_load("H200-SXM", NULL, &gpu, &err), &err);
-  av_variants_t vs = {.n = (int)(sizeof table / sizeof table[0]), .v = table};
+  AV_CK_OK(av_gpu_load("H200-SXM", NULL, &f->gpu, &err), &err);
+  f->vs = (av_variants_t){.n = (int)(sizeof table / sizeof table[0]), .v = table};
   av_heads_t h = av_test_heads();
   int64_t B[] = {1, 128}, L[] = {16384, 512};
-  av_workload_t *w = av_workload_from_levels(B, L, 2, &h, &err);
-  AV_CK_OK(w ? AV_OK : err.code, &err);
+  f->w = av_workload_from_levels(B, L, 2, &h, &err);
+  AV_CK_OK(f->w ? AV_OK : err.code, &err);
+  f->ctx = (av_sched_ctx_t){.workload = f->w, .gpu = &f->gpu, .variants = &f->vs, .cost = NULL};
+}
+
+/* A scheduler's plan of the batch with its parameters `set`, proved exact. */
+static av_plan_t *plan_with(const av_scheduler_ops_t *ops, const char *const *set) {
+  av_error_t err;
+  av_error_clear(&err);
+  fixture_t f;
+  fixture_init(&f);
   av_params_t params;
-  AV_CK_OK(av_params_init(&params, av_sched_fixed_division.params, &err), &err);
+  AV_CK_OK(av_params_init(&params, ops->params, &err), &err);
   for (int i = 0; set[i]; i++) AV_CK_OK(av_params_set_text(&params, set[i], "test", &err), &err);
-  av_sched_ctx_t ctx = {.workload = w, .gpu = &gpu, .variants = &vs, .cost = NULL};
   av_plan_t *p = NULL;
-  AV_CK_OK(av_scheduler_plan(&av_sched_fixed_division, &params, &ctx, &p, &err), &err);
-  AV_CK_OK(av_plan_check(p, w, &err), &err);
-  av_workload_destroy(w);
+  AV_CK_OK(av_scheduler_plan(ops, &params, &f.ctx, &p, &err), &err);
+  AV_CK_OK(av_plan_check(p, f.w, &err), &err);
+  av_workload_destroy(f.w);
   return p;
+}
+
+static av_plan_t *prefix16k_plan(const char *const *set) {
+  return plan_with(&av_sched_fixed_division, set);
 }
 
 START_TEST(test_beside_fills_the_room) {
@@ -167,6 +189,48 @@ START_TEST(test_wide_beside_takes_free_sms) {
 }
 END_TEST
 
+/* auto's candidates, predicted fastest first, with auto's parameters `set`: their number. */
+static int auto_ranks(const char *const *set, av_auto_candidate_t *c) {
+  av_error_t err;
+  av_error_clear(&err);
+  fixture_t f;
+  fixture_init(&f);
+  av_params_t params;
+  AV_CK_OK(av_params_init(&params, av_sched_auto.params, &err), &err);
+  for (int i = 0; set[i]; i++) AV_CK_OK(av_params_set_text(&params, set[i], "test", &err), &err);
+  int n = 0;
+  AV_CK_OK(av_auto_rank(&f.ctx, &params, c, AV_AUTO_MAX_CANDIDATES, &n, &err), &err);
+  av_workload_destroy(f.w);
+  return n;
+}
+
+static int named(const av_auto_candidate_t *c, int n, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(c[i].name, name) == 0) return 1;
+  return 0;
+}
+
+START_TEST(test_auto_races_wide_only_when_asked) {
+  static av_auto_candidate_t c[AV_AUTO_MAX_CANDIDATES];
+  const char *off[] = {NULL}, *on[] = {"wide=on", NULL};
+  const int n_off = auto_ranks(off, c);
+  for (int i = 0; i < n_off; i++) ck_assert_msg(!strstr(c[i].name, "wide=on"), "%s", c[i].name);
+  /* wide=on: the two m128 alternatives join the race, their parameters set together */
+  const int n_on = auto_ranks(on, c);
+  ck_assert_int_eq(n_on, n_off + 2);
+  ck_assert(named(c, n_on, "fixed_division[tiles=per_shape;wide=on]"));
+  ck_assert(named(c, n_on, "node_naive[tiles=per_shape;wide=on]"));
+  /* the plan auto makes is its first candidate's: on the m128 tile exactly when that is one
+   * of the wide alternatives */
+  av_plan_t *p = plan_with(&av_sched_auto, on);
+  char want[128];
+  snprintf(want, sizeof want, "chose=%s,", c[0].name);
+  ck_assert_msg(strstr(p->params, want) != NULL, "%s", p->params);
+  ck_assert_int_eq(largest_m(p) == 128, strstr(c[0].name, "wide=on") != NULL);
+  av_plan_destroy(p);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("beside");
   TCase *tc = tcase_create("core");
@@ -175,6 +239,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_beside_no_room);
   tcase_add_test(tc, test_wide_only_when_asked);
   tcase_add_test(tc, test_wide_beside_takes_free_sms);
+  tcase_add_test(tc, test_auto_races_wide_only_when_asked);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -267,3 +267,43 @@ def heldout(ctx):
             "predicted with MAPE %.1f %% (worst %.1f %%)"
             % (len(won), len(batches), "; ".join(won), _geomean(without), _geomean(with_),
                len(apes), 100 * statistics.mean(apes), 100 * max(apes)))
+
+
+# auto's candidates in the set's record (its 10 schedulers and alternatives), and the two
+# plans `auto` adds with wide=on (fixed_division and node_naive with tiles=per_shape;wide=on).
+AUTO_CANDIDATES = ("qc", "node_naive", "fixed_division", "greedy_division", "pat", "pat-naive",
+                   "pat-compute", "pat-fixed", "pat-serial", "flashinfer")
+AUTO_WIDE = ("wide_k4", "node_wide")
+
+
+def _auto_within(by, cands, k):
+    """(within 5 %, within 2 %) of the best plan of each batch (m128 plans included) when the
+    fastest measured of the k predicted fastest candidates is kept."""
+    w5 = w2 = 0
+    for rows in by.values():
+        best = min(r["measured_us"] for s, r in rows.items() if s != "auto")
+        got = min(rows[s]["measured_us"]
+                  for s in sorted(cands, key=lambda s: rows[s]["predicted_us"])[:k])
+        w5 += got <= 1.05 * best
+        w2 += got <= 1.02 * best
+    return w5, w2
+
+
+def auto_wide(ctx):
+    """`auto` with wide=on, read from set 3's record with the m128 plans: how often it takes
+    one, and how close to the best plan it lands, by prediction and by measuring four."""
+    by = collections.defaultdict(dict)
+    for r in load_json(ctx, HELDOUT, "validation.json")["rows"]:
+        by[(r["batch"], tuple(r["heads"]))][r["scheduler"]] = r
+    taken = sum(1 for rows in by.values()
+                if min(AUTO_CANDIDATES + AUTO_WIDE, key=lambda s: rows[s]["predicted_us"])
+                in AUTO_WIDE)
+    (a5, a2), (b5, b2) = (_auto_within(by, c, 1) for c in (AUTO_CANDIDATES,
+                                                            AUTO_CANDIDATES + AUTO_WIDE))
+    (c5, c2), (d5, d2) = (_auto_within(by, c, 4) for c in (AUTO_CANDIDATES,
+                                                            AUTO_CANDIDATES + AUTO_WIDE))
+    return ("with wide=on `auto` would take an m128 plan on %d of the %d batches; the plan it "
+            "keeps is within 5 %% / 2 %% of the best plan (m128 plans included) on %d / %d "
+            "batches without them and %d / %d with them by prediction alone, and on %d / %d "
+            "and %d / %d when it measures its four predicted fastest (`--autotune 4`)"
+            % (taken, len(by), a5, a2, b5, b2, c5, c2, d5, d2))
