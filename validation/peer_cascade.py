@@ -111,7 +111,8 @@ class Levels:
         return out
 
 
-KINDS = ("cascade", "prefill-fa2", "decode", "decode-tc")
+KINDS = ("cascade", "prefill-fa2", "decode", "decode-tc")  # timed by default
+VALID_KINDS = KINDS + ("prefill-fa3",)  # the wrapper's own choice on Hopper, by Levels
 
 
 def run_batch(fi, hq, hkv, parents, lens, requests, d, dtype, flush, a):
@@ -170,6 +171,10 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
+    unknown = [k for k in a.kinds.split(",") if k not in VALID_KINDS]
+    if unknown:
+        ap.error("--kinds: unknown configuration %s; expected a comma-separated list of %s"
+                 % (", ".join(repr(k) for k in unknown), ", ".join(VALID_KINDS)))
     try:
         import flashinfer as fi
     except ImportError as e:
