@@ -37,12 +37,12 @@ usage: peer_cascade.py EXPERIMENT.json [--only NAME] [--page-size 16] [--kinds K
 import argparse
 import json
 import math
-import os
 import sys
 
 import torch
 
 from cascade_levels import levels, paths  # the tree as FlashInfer's cascade levels
+from peer_sdpa import l2_flush_buffer, write_report
 from peer_sdpa import timed_us as timed  # the same timing as the SDPA peer
 
 WORKSPACE_BYTES = 256 << 20
@@ -185,8 +185,7 @@ def main():
         exp = json.load(f)
     d = int(exp.get("head_dim", 128))
     dtype = torch.bfloat16 if exp.get("dtype") == "bf16" else torch.float16
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    flush = torch.empty(2 * l2 // 4, dtype=torch.float32, device="cuda")
+    flush = l2_flush_buffer()
     gpu = torch.cuda.get_device_name(0)
     print("gpu %s, torch %s, flashinfer %s" % (gpu, torch.__version__, fi.__version__),
           flush=True)
@@ -212,10 +211,7 @@ def main():
                      "%d, L2 flushed (2x L2 write) before each run; plan untimed; the fastest "
                      "configuration whose output is within %g of the fp32 reference is the "
                      "peer" % (a.warmup, a.repeats, a.tolerance), "rows": rows}
-    tmp = a.out + ".tmp%d" % os.getpid()
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(tmp, a.out)
+    write_report(a.out, doc)
     return 0
 
 

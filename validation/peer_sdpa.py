@@ -15,6 +15,7 @@ usage: peer_sdpa.py --trees experiments/workloads/pat_kernel_trees.json --heads 
 """
 import argparse
 import json
+import os
 import statistics
 import sys
 
@@ -35,6 +36,21 @@ def copy_bandwidth(nbytes=1 << 30, reps=20):
         if i >= 2:
             times.append(e0.elapsed_time(e1))
     return 2 * nbytes / (statistics.median(times) * 1e-3) / 1e9
+
+
+def l2_flush_buffer():
+    """A buffer of twice the GPU's L2: adding to it before a timed run evicts the last run's
+    KV from L2 (the timing of every peer)."""
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    return torch.empty(2 * l2 // 4, dtype=torch.float32, device="cuda")
+
+
+def write_report(path, doc):
+    """Writes a peer's JSON report whole or not at all (a temporary file, then renamed)."""
+    tmp = path + ".tmp%d" % os.getpid()
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, path)
 
 
 def timed_us(fn, flush, warmup, reps):
@@ -116,8 +132,7 @@ def main():
         B = [int(x) for x in parts["B"].split(",")]
         L = [int(x) for x in parts["L"].split(",")]
         trees.append(("levels B=%s L=%s" % (B, L), B, L))
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    flush = torch.empty(2 * l2 // 4, dtype=torch.float32, device="cuda")
+    flush = l2_flush_buffer()
     bw = copy_bandwidth()
     gpu = torch.cuda.get_device_name(0)
     print("gpu %s, copy bandwidth (read+write) %.0f GB/s, torch %s" % (gpu, bw, torch.__version__))
@@ -143,8 +158,7 @@ def main():
            "method": "fastest SDPA backend per batch; CUDA events, %d warm-up, median of %d, L2 flushed (2x L2 write) before "
                      "each run; per-request materialised KV [B, hkv, path, d], enable_gqa"
                      % (a.warmup, a.repeats), "rows": rows}
-    with open(a.out, "w") as f:
-        json.dump(doc, f, indent=1)
+    write_report(a.out, doc)
     return 0
 
 

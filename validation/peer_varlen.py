@@ -20,13 +20,13 @@ usage: peer_varlen.py EXPERIMENT.json [--only NAME] [--max-gb 40] --out FILE
 """
 import argparse
 import json
-import os
 import sys
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from peer_sdpa import l2_flush_buffer, write_report
 from peer_sdpa import timed_us as timed  # the same timing as the SDPA peer
 
 BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION), ("efficient", SDPBackend.EFFICIENT_ATTENTION),
@@ -138,8 +138,7 @@ def main():
         exp = json.load(f)
     d = int(exp.get("head_dim", 128))
     dtype = torch.bfloat16 if exp.get("dtype") == "bf16" else torch.float16
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    flush = torch.empty(2 * l2 // 4, dtype=torch.float32, device="cuda")
+    flush = l2_flush_buffer()
     gpu = torch.cuda.get_device_name(0)
     print("gpu %s, torch %s" % (gpu, torch.__version__), flush=True)
     rows = []
@@ -164,10 +163,7 @@ def main():
     doc = {"gpu": gpu, "torch": torch.__version__, "experiment": a.experiment,
            "method": "CUDA events, %d warm-up, median of %d, L2 flushed (2x L2 write) before each "
                      "run; per-request materialised KV" % (a.warmup, a.repeats), "rows": rows}
-    tmp = a.out + ".tmp%d" % os.getpid()
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(tmp, a.out)
+    write_report(a.out, doc)
     return 0
 
 
