@@ -31,8 +31,12 @@ overwritten before every run; planning runs once, untimed, as an engine plans on
 step for every layer. A configuration that fails keeps its error; a batch with none that runs
 keeps the errors in its row, and the other batches still run.
 
+With --graphs every configuration that matches the reference is also captured as one CUDA
+graph (FlashInfer's runs of every level and the merges) and its replay timed the same way,
+as a serving engine replays a captured decode step; the replay's output is checked too.
+
 usage: peer_cascade.py EXPERIMENT.json [--only NAME] [--page-size 16] [--kinds K,K]
-                       --out FILE
+                       [--graphs] --out FILE
 """
 import argparse
 import json
@@ -142,6 +146,8 @@ def run_batch(fi, hq, hkv, parents, lens, requests, d, dtype, flush, a):
             k = {"max_abs_diff": diff}
             if diff <= a.tolerance:
                 k["us"] = timed(lambda: w.run(q, cache), flush, a.warmup, a.repeats)
+                if a.graphs:
+                    k.update(time_graph(lambda: w.run(q, cache), ref, flush, a))
             else:
                 k["error"] = "output differs from the reference by %.3g" % diff
         except (RuntimeError, ValueError, NotImplementedError, torch.cuda.OutOfMemoryError) as e:
@@ -155,7 +161,36 @@ def run_batch(fi, hq, hkv, parents, lens, requests, d, dtype, flush, a):
     best = min(ok, key=lambda kind: ok[kind]["us"])
     row.update({"cascade_us": ok[best]["us"], "kind": best,
                 "max_abs_diff": ok[best]["max_abs_diff"]})
+    graphed = {kind: k for kind, k in ok.items() if "graph_us" in k}
+    if graphed:
+        best = min(graphed, key=lambda kind: graphed[kind]["graph_us"])
+        row.update({"cascade_graph_us": graphed[best]["graph_us"], "graph_kind": best})
     return row
+
+
+def time_graph(run, ref, flush, a):
+    """One configuration's `run` captured as a CUDA graph and replayed, as an engine replays a
+    decode step's captured launches: its time and its output's difference from the reference,
+    or why it could not be captured."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    try:
+        with torch.cuda.stream(side):  # capture needs the lazy initialisations done
+            for _ in range(2):
+                run()
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            out = run()
+        g.replay()
+        diff = float((out.float() - ref).abs().max())
+    except (RuntimeError, ValueError, NotImplementedError, torch.cuda.OutOfMemoryError) as e:
+        torch.cuda.synchronize()
+        return {"graph_error": str(e).splitlines()[0][:300] if str(e) else type(e).__name__}
+    if diff > a.tolerance:
+        return {"graph_error": "replayed output differs from the reference by %.3g" % diff}
+    return {"graph_us": timed(g.replay, flush, a.warmup, a.repeats),
+            "graph_max_abs_diff": diff}
 
 
 def main():
@@ -169,6 +204,9 @@ def main():
                     help="largest absolute difference from the fp32 reference accepted")
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--graphs", action="store_true",
+                    help="also capture each correct configuration as a CUDA graph and time "
+                         "its replay (graph_us; the fastest is cascade_graph_us)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     unknown = [k for k in a.kinds.split(",") if k not in VALID_KINDS]
@@ -201,7 +239,9 @@ def main():
         print("%-22s %-6s %s" % (name, "%d/%d" % (hq, hkv), "%.1f us (%s), %d levels, diff %.1e; %s"
               % (row["cascade_us"], row["kind"], row["levels"], row["max_abs_diff"], ", ".join(
                   "%s %s" % (kind, "%.1f" % k["us"] if "us" in k else "failed")
-                  for kind, k in row["per_kind"].items())) if "cascade_us" in row
+                  for kind, k in row["per_kind"].items()))
+            + ("; graph %.1f us (%s)" % (row["cascade_graph_us"], row["graph_kind"])
+               if "cascade_graph_us" in row else "") if "cascade_us" in row
             else "(" + row["error"] + ")"), flush=True)
         rows.append(row)
     doc = {"gpu": gpu, "torch": torch.__version__, "flashinfer": fi.__version__,
@@ -210,7 +250,10 @@ def main():
            "method": "each configuration's run timed with CUDA events, %d warm-up, median of "
                      "%d, L2 flushed (2x L2 write) before each run; plan untimed; the fastest "
                      "configuration whose output is within %g of the fp32 reference is the "
-                     "peer" % (a.warmup, a.repeats, a.tolerance), "rows": rows}
+                     "peer" % (a.warmup, a.repeats, a.tolerance)
+                     + ("; with --graphs each correct configuration is also captured as one "
+                        "CUDA graph and its replay timed the same way" if a.graphs else ""),
+           "graphs": a.graphs, "rows": rows}
     write_report(a.out, doc)
     return 0
 
