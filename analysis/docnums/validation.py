@@ -327,3 +327,86 @@ def tiny_node_pat(ctx):
     return ("median predicted / measured %s; traced, speculative-687594 `pat` was predicted "
             "%.1f µs, measured %.1f µs, and the replay of its measured CTA durations gave %.1f µs"
             % (", ".join(parts), t["predicted_us"], t["measured_us"], t["replayed_us"]))
+
+
+CTA_REC = "results/h100/launch/cta_durations"
+CTA_TRACES = "results/h100/launch/priority/traces"
+
+
+def _cta_events(ctx, *path):
+    """A Chrome trace's launches' names by pid, its item CTAs' durations by (launch, item,
+    head), and its merge CTAs' durations (item -1; several share a head)."""
+    ev = load_json(ctx, *path)
+    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+    names = {e["pid"]: e["args"]["name"] for e in ev
+             if e.get("ph") == "M" and e["name"] == "process_name"}
+    ctas = [e for e in ev if e.get("ph") == "X"]
+    return (names, {(e["pid"], e["args"]["item"], e["args"]["head"]): e["dur"]
+                    for e in ctas if e["args"]["item"] >= 0},
+            [e["dur"] for e in ctas if e["args"]["item"] < 0])
+
+
+def _cta_classes(ctx):
+    """speculative-687594 `pat`: per class of CTA, (label, CTAs, median predicted µs, median
+    measured µs over the three traced runs' CTAs). Classes: the m16 launch's one-query items
+    of at most 8 KV tokens by their segments, its longer items, and the two m32 launches."""
+    items = load_json(ctx, CTA_REC, "plan.json")["items"]
+    names, pred, _ = _cta_events(ctx, CTA_REC, "predicted.chrome.json")
+
+    def cls(key):
+        it = items[key[1]]
+        kv = sum(s[2] - s[1] for s in it["segments"])
+        tile = names[key[0]].split("partial ")[-1].split(" w=")[0]
+        if key[0] == 0 and kv <= 8 and len(it["queries"]) <= 3:
+            n = len(it["segments"])
+            return "%s, %d segment%s of ≤ 8 tokens in all" % (tile, n, "" if n == 1 else "s")
+        return "%s, %s" % (tile, "longer items" if key[0] == 0 else "every item")
+    groups = {}
+    for run in ("plain_a", "plain_b", "priorities"):
+        _, meas, _ = _cta_events(ctx, CTA_TRACES, run + ".measured.chrome.json")
+        for key, d in pred.items():
+            if key in meas:
+                g = groups.setdefault(cls(key), ([], []))
+                g[0].append(d)
+                g[1].append(meas[key])
+    return [(label, len(p) // 3, statistics.median(p), statistics.median(m))
+            for label, (p, m) in sorted(groups.items())]
+
+
+def cta_durations(ctx):
+    """The table of predicted and measured CTA durations by class."""
+    lines = ["| CTAs (tile, items) | CTAs | predicted µs (median) | measured µs (median of "
+             "three runs) | measured / predicted |", "|---|---|---|---|---|"]
+    for label, n, p, m in _cta_classes(ctx):
+        lines.append("| %s | %d | %.2f | %.2f | %.2f |" % (label, n, p, m, m / p))
+    return "\n".join(lines)
+
+
+def cta_merge(ctx):
+    """The merge launch's CTAs: median and 90th percentile, predicted and measured."""
+    def q(ds):
+        ds = sorted(ds)
+        return statistics.median(ds), ds[int(0.9 * (len(ds) - 1))]
+    pm, p90 = q(_cta_events(ctx, CTA_REC, "predicted.chrome.json")[2])
+    ms = [q(_cta_events(ctx, CTA_TRACES, run + ".measured.chrome.json")[2])
+          for run in ("plain_a", "plain_b", "priorities")]
+    lo, hi = min(m[1] for m in ms), max(m[1] for m in ms)
+    return ("median %.1f µs predicted, %.1f µs measured; 90th percentile %.1f µs predicted, "
+            "%s µs measured" % (pm, statistics.median(m[0] for m in ms), p90,
+                                "%.1f" % lo if round(lo, 1) == round(hi, 1)
+                                else "%.1f–%.1f" % (lo, hi)))
+
+
+def long_plans(ctx):
+    """Plans measured above 250 µs, outside the tiny-node families: median predicted / measured
+    per fresh set."""
+    parts = []
+    for label, rec in (("H100 set 2", "h100/validation/heldout2"),
+                       ("H100 set 3", "h100/validation/heldout3"),
+                       ("H200 set 1", "h200/validation/heldout"),
+                       ("H200 set 2", "h200/validation/heldout2")):
+        rows = [r for r in _rows(ctx, rec) if r["measured_us"] > 250 and
+                r["batch"].split("-")[0] not in ("speculative", "thoughts")]
+        parts.append("%s %.3f (%d pairs)" % (label, statistics.median(
+            r["predicted_us"] / r["measured_us"] for r in rows), len(rows)))
+    return "median predicted / measured " + ", ".join(parts)
