@@ -1,30 +1,36 @@
 /* `anvil replay`: replays a measured per-CTA trace (format in sim/replay.h) of a plan through
  * the simulator's dispatch model — measured durations fixed, placement simulated — and
  * reports how far the replayed makespan is from the measured one: the dispatch model's error
- * alone, separated from the cost model's. */
+ * alone, separated from the cost model's. Then it predicts the same plan with a cost model
+ * and sets the predicted CTA durations beside the measured ones, launch by launch: the cost
+ * model's error, located. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "proofs/proofs.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "core/plan.h"
+#include "costmodels/costmodel.h"
 #include "sim/replay.h"
 #include "core/variants.h"
 #include "pipeline/results_dir.h"
 
-enum { OPT_PLAN = 256, OPT_TRACE, OPT_TIMELINE };
+enum { OPT_PLAN = 256, OPT_TRACE, OPT_TIMELINE, OPT_COST };
 
 static const av_cli_opt_t k_opts[] = {
     {"plan", OPT_PLAN, "PLAN.json", "the plan that was executed (required)"},
     {"trace", OPT_TRACE, "MEASURED.json", "its measured per-CTA records (required)"},
     {"gpu", 'g', "NAME", "GPU spec (default H200-SXM; must match the trace's \"gpu\")"},
     {"timeline", OPT_TIMELINE, "FILE", "write the replayed timeline (Chrome Trace JSON)"},
+    {"cost-model", OPT_COST, "NAME", "cost model whose CTA durations are compared (default profile)"},
     {"help", 'h', NULL, "show this help"},
     {NULL, 0, NULL, NULL}};
 
 typedef struct replay_opts {
-  const char *plan, *trace, *gpu, *timeline;
+  const char *plan, *trace, *gpu, *timeline, *cost;
+  int cost_given;  /* --cost-model named: a model that cannot be made is an error */
 } replay_opts_t;
 
 static int parse(int argc, char **argv, replay_opts_t *o, av_error_t *err) {
@@ -40,6 +46,7 @@ static int parse(int argc, char **argv, replay_opts_t *o, av_error_t *err) {
       case OPT_TRACE: o->trace = v; break;
       case 'g': o->gpu = v; break;
       case OPT_TIMELINE: o->timeline = v; break;
+      case OPT_COST: o->cost = v, o->cost_given = 1; break;
       default:
         return av_error_set(err, AV_ERR_USAGE, "replay", v ? v : "",
                             "unexpected argument; see anvil replay --help");
@@ -70,17 +77,76 @@ static void report(const replay_opts_t *o, const av_plan_t *p, const av_replay_t
   printf("replay_rel_err=%+.4f\n", r->rel_err);
 }
 
+/* The cost model's CTA durations beside the measured ones, one row per launch. */
+static void report_ctas(const replay_opts_t *o, const av_plan_t *p, const av_replay_cta_cmp_t *c,
+                        int32_t n) {
+  printf("CTA durations, predicted by the %s cost model and measured (us):\n", o->cost);
+  printf("  %-8s %-16s %6s %10s %10s %8s %10s %10s\n", "launch", "tile", "CTAs", "predicted",
+         "measured", "meas/pred", "pred_p90", "meas_p90");
+  for (int32_t i = 0; i < n; i++) {
+    char name[16], tile[40];
+    if (c[i].launch < 0) {
+      snprintf(name, sizeof name, "merge");
+      snprintf(tile, sizeof tile, "-");
+    } else {
+      const av_tile_t *t = &p->launches[c[i].launch].tile;
+      snprintf(name, sizeof name, "%d", c[i].launch);
+      snprintf(tile, sizeof tile, "m%d n%d w%d", t->m_rows, t->n_tokens, t->warps);
+    }
+    printf("  %-8s %-16s %6d %10.2f %10.2f %8.3f %10.2f %10.2f\n", name, tile, c[i].ctas,
+           c[i].pred_median_us, c[i].meas_median_us, c[i].ratio_median, c[i].pred_p90_us,
+           c[i].meas_p90_us);
+  }
+  printf("  (items: median of each CTA's measured / predicted; merge: the medians' ratio)\n");
+}
+
+/* Predicts plan p with the named cost model and compares its CTAs with trace t. */
+static int compare_ctas(const replay_opts_t *o, const av_plan_t *p, const av_workload_t *w,
+                        const av_gpu_t *gpu, const av_variants_t *vs,
+                        const av_replay_trace_t *t, av_error_t *err) {
+  const av_costmodel_ops_t *ops = NULL;
+  av_costmodel_t *cost = NULL;
+  av_sim_result_t sim;
+  av_timeline_t tl = {0, 0, NULL};
+  av_replay_cta_cmp_t *c = NULL;
+  int32_t n = 0;
+  memset(&sim, 0, sizeof sim);
+  int rc = av_costmodel_lookup(o->cost, "replay", "--cost-model", &ops, err);
+  if (!rc) rc = av_cli_cost_create(ops, NULL, gpu, &p->heads, vs, &cost, err);
+  if (rc && !o->cost_given) {  /* the default model needs a profile this GPU may not have */
+    printf("CTA durations: not compared (%s); name a --cost-model to compare\n", err->message);
+    av_error_clear(err);
+    return AV_OK;
+  }
+  if (!rc) {
+    av_sim_config_t cfg = {.model = AV_SIM_ENGINE, .record_timeline = 1};
+    rc = av_sim_run(&cfg, p, w, gpu, vs, cost, &sim, &tl, err);
+  }
+  if (!rc) rc = av_replay_compare(t, p, &tl, &c, &n, err);
+  if (!rc) {
+    printf("predicted makespan (%s): %.3f us\n", o->cost, sim.makespan_us);
+    report_ctas(o, p, c, n);
+  }
+  free(c);
+  av_timeline_free(&tl);
+  av_sim_result_free(&sim);
+  av_costmodel_destroy(cost);
+  return rc;
+}
+
 int av_cmd_replay(int argc, char **argv) {
   av_error_t err;
   av_error_clear(&err);
-  replay_opts_t o = {.gpu = "H200-SXM"};
+  replay_opts_t o = {.gpu = "H200-SXM", .cost = "profile"};
   int rc = parse(argc, argv, &o, &err);
   if (rc == -1) {
     av_cli_print_help("replay --plan PLAN.json --trace MEASURED.json [--gpu NAME] "
-                      "[--timeline FILE]",
+                      "[--timeline FILE] [--cost-model NAME]",
                       "Replays measured per-CTA durations through the simulator's dispatch "
                       "model and reports\nthe replayed makespan against the measured one "
-                      "(trace format: sim/replay.h).",
+                      "(trace format: sim/replay.h); then\npredicts the plan with a cost "
+                      "model and compares its CTA durations with the measured\nones, "
+                      "launch by launch.",
                       k_opts);
     return 0;
   }
@@ -95,6 +161,8 @@ int av_cmd_replay(int argc, char **argv) {
   memset(&t, 0, sizeof t);
   memset(&r, 0, sizeof r);
   rc = o.timeline ? av_path_check_writable("replay", o.timeline, "--timeline", &err) : AV_OK;
+  const av_costmodel_ops_t *cops = NULL;  /* a misspelt model fails before any work */
+  if (!rc) rc = av_costmodel_lookup(o.cost, "replay", "--cost-model", &cops, &err);
   if (!rc) rc = av_cli_load_gpu("replay", o.gpu, &gpu, &err);
   if (!rc) rc = av_plan_load(o.plan, &p, &w, &err);
   if (!rc) rc = av_plan_check(p, w, &err);
@@ -105,6 +173,7 @@ int av_cmd_replay(int argc, char **argv) {
   if (!rc) {
     report(&o, p, &t, &r);
     if (o.timeline) printf("timeline: %s (%d CTAs)\n", o.timeline, tl.n);
+    rc = compare_ctas(&o, p, w, &gpu, vs, &t, &err);
   }
   av_timeline_free(&tl);
   av_replay_result_free(&r);

@@ -63,4 +63,21 @@ int av_replay_run(const av_replay_trace_t *t, const av_plan_t *p, const av_workl
                   av_timeline_t *tl, av_error_t *err);
 void av_replay_result_free(av_replay_result_t *r);
 
+/* The cost model's error, launch by launch: the measured CTA durations of trace t against
+ * those the simulator predicted for the same plan (timeline pred of an av_sim_run with the
+ * cost model). One row per plan launch, then one for the merge launch when the trace or the
+ * prediction has merge CTAs. Item CTAs are paired by (item, head), so ratio_median is the
+ * median of each CTA's measured / predicted; merge CTAs cannot be paired (several share a
+ * head), so their row compares the two distributions (ratio_median = the medians' ratio). */
+typedef struct av_replay_cta_cmp {
+  int32_t launch;              /* plan launch; -1 for the merge launch */
+  int32_t ctas;                /* item CTAs paired; merge: measured merge CTAs */
+  double pred_median_us, meas_median_us, ratio_median;
+  double pred_p90_us, meas_p90_us;
+} av_replay_cta_cmp_t;
+
+/* Fills *out (caller frees) with *n rows. */
+int av_replay_compare(const av_replay_trace_t *t, const av_plan_t *p, const av_timeline_t *pred,
+                      av_replay_cta_cmp_t **out, int32_t *n, av_error_t *err);
+
 #endif

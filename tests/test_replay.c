@@ -328,6 +328,48 @@ START_TEST(replay_bad_inputs) {
 }
 END_TEST
 
+/* The cost model's CTAs beside the measured ones: item CTAs paired by (item, head), merge
+ * CTAs compared as distributions (here predicted only: the trace has no merge records). */
+START_TEST(replay_compare_ctas) {
+  setup_variants();
+  av_workload_t *w;
+  av_plan_t *p;
+  build(4, 2, 0, &w, &p);
+  av_error_t err;
+  av_error_clear(&err);
+  av_replay_trace_t t;
+  AV_CK_OK(av_replay_load(write_trace(p, 2, 1, 20), p, &t, &err), &err);
+  /* predicted: half of each measured duration (2 + i), in reverse order; two merge CTAs */
+  av_cta_event_t ev[10];
+  int k = 0;
+  for (int i = 3; i >= 0; i--)
+    for (int h = 1; h >= 0; h--)
+      ev[k++] = (av_cta_event_t){.item = i, .head = h, .start_us = 1, .end_us = 1 + (2 + i) / 2.0};
+  ev[k++] = (av_cta_event_t){.item = -1, .launch = 1, .start_us = 10, .end_us = 13};
+  ev[k++] = (av_cta_event_t){.item = -1, .launch = 1, .head = 1, .start_us = 10, .end_us = 15};
+  av_timeline_t tl = {k, k, ev};
+  av_replay_cta_cmp_t *c = NULL;
+  int32_t n = 0;
+  AV_CK_OK(av_replay_compare(&t, p, &tl, &c, &n, &err), &err);
+  ck_assert_int_eq(n, 2);
+  ck_assert_int_eq(c[0].launch, 0);
+  ck_assert_int_eq(c[0].ctas, 8);
+  /* measured 2, 2, 3, 3, 4, 4, 5, 5: median 3.5; 90th percentile x[6] + 0.3 (x[7] - x[6]) */
+  ck_assert_double_eq_tol(c[0].meas_median_us, 3.5, 1e-12);
+  ck_assert_double_eq_tol(c[0].meas_p90_us, 5, 1e-12);
+  ck_assert_double_eq_tol(c[0].pred_median_us, 1.75, 1e-12);
+  ck_assert_double_eq_tol(c[0].ratio_median, 2, 1e-12);
+  ck_assert_int_eq(c[1].launch, -1);
+  ck_assert_int_eq(c[1].ctas, 0);
+  ck_assert_double_eq_tol(c[1].pred_median_us, 4, 1e-12);
+  ck_assert_double_eq_tol(c[1].ratio_median, 0, 1e-12);
+  free(c);
+  av_replay_trace_free(&t);
+  av_plan_destroy(p);
+  av_workload_destroy(w);
+}
+END_TEST
+
 static Suite *replay_suite(void) {
   Suite *s = suite_create("replay");
   TCase *tc = tcase_create("replay");
@@ -338,6 +380,7 @@ static Suite *replay_suite(void) {
   tcase_add_test(tc, replay_bad_inputs);
   tcase_add_test(tc, replay_dispatch_terms);
   tcase_add_test(tc, replay_graph_launches);
+  tcase_add_test(tc, replay_compare_ctas);
   suite_add_tcase(s, tc);
   return s;
 }
