@@ -79,6 +79,6 @@ def _faster(rows):
 def per_level(ctx):
     """The least time per level of the captured cascade's fastest configuration."""
     b, h, t, s, c = min(_rows(ctx), key=lambda r: r[4]["cascade_graph_us"] / r[4]["levels"])
-    return "%.1f µs (%s, %d levels; its eager call %.1f µs per level in the same run)" % (
+    return "%.1f µs (%s, %d levels; eager, %.1f µs per level in the same run)" % (
         c["cascade_graph_us"] / c["levels"], _name(b, h), c["levels"],
         c["cascade_us"] / c["levels"])
