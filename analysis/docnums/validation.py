@@ -410,3 +410,15 @@ def long_plans(ctx):
         parts.append("%s %.3f (%d pairs)" % (label, statistics.median(
             r["predicted_us"] / r["measured_us"] for r in rows), len(rows)))
     return "median predicted / measured " + ", ".join(parts)
+
+
+def read_stream(ctx):
+    """The H200's fastest DRAM read stream in the copy probe (bulk copies into shared memory,
+    no math: results/h200/kernels/ceilings/l2_probe.csv) against the copy bandwidth of its
+    profile, which the engine streams KV at."""
+    with open(ctx.path("results/h200/kernels/ceilings/l2_probe.csv"), encoding="utf-8") as f:
+        rows = [line.strip().split(",") for line in f if line.startswith("DRAM,")]
+    best = max(float(r[6]) for r in rows)
+    copy = load_json(ctx, "profiles", "H200-SXM.spec.json")["hbm_bw_measured_GBps"]["value"]
+    return ("%.2f TB/s, %.3f× the %.2f TB/s of the device-to-device copy in its profile" % (
+        best, best * 1e3 / copy, copy / 1e3))
