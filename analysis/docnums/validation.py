@@ -413,12 +413,15 @@ def long_plans(ctx):
 
 
 def read_stream(ctx):
-    """The H200's fastest DRAM read stream in the copy probe (bulk copies into shared memory,
-    no math: results/h200/kernels/ceilings/l2_probe.csv) against the copy bandwidth of its
-    profile, which the engine streams KV at."""
-    with open(ctx.path("results/h200/kernels/ceilings/l2_probe.csv"), encoding="utf-8") as f:
-        rows = [line.strip().split(",") for line in f if line.startswith("DRAM,")]
-    best = max(float(r[6]) for r in rows)
-    copy = load_json(ctx, "profiles", "H200-SXM.spec.json")["hbm_bw_measured_GBps"]["value"]
-    return ("%.2f TB/s, %.3f× the %.2f TB/s of the device-to-device copy in its profile" % (
-        best, best * 1e3 / copy, copy / 1e3))
+    """Each Hopper GPU's fastest DRAM read stream in the copy probe (bulk copies into shared
+    memory, no math: results/<gpu>/kernels/ceilings/l2_probe.csv) against the copy bandwidth
+    of its profile, which the engine streams KV at."""
+    parts = []
+    for gpu, spec in (("h100", "H100-SXM"), ("h200", "H200-SXM")):
+        path = ctx.path("results", gpu, "kernels/ceilings/l2_probe.csv")
+        with open(path, encoding="utf-8") as f:
+            best = max(float(line.split(",")[6]) for line in f if line.startswith("DRAM,"))
+        copy = load_json(ctx, "profiles", spec + ".spec.json")["hbm_bw_measured_GBps"]["value"]
+        parts.append("%s %.2f TB/s, %.3f× the %.2f TB/s of the device-to-device copy in its "
+                     "profile" % (spec.split("-")[0], best, best * 1e3 / copy, copy / 1e3))
+    return "; ".join(parts)
