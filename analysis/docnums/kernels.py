@@ -276,7 +276,8 @@ def variants_count(ctx):
 # The realistic held-out sets drawn after the last change to the model, newest first per GPU:
 # (GPU, set, record folder under results/).
 REALISTIC = [("H200", "set 2", "h200/validation/heldout2"),
-             ("H100", "set 3", "h100/validation/heldout3")]
+             ("H100", "set 3", "h100/validation/heldout3"),
+             ("H100", "set 3, run as CUDA graphs", "h100/validation/heldout3_graph")]
 
 
 def _realistic(ctx, rec):
