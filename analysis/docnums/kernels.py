@@ -315,3 +315,36 @@ def realistic_table(ctx):
 
 def _geo(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+SMALL = "results/h100/kernels/small_batches"
+
+
+def small_batches(ctx):
+    """The small batches' fastest plans, one traced run each: the attention phase (first CTA
+    start to the last attention CTA's end), the wait for the merge, the merge, and the run's
+    makespan (CUDA events), against the roofline floor of the held-out record."""
+    floors = {(r["batch"], tuple(r["heads"])): r["floor_us"]
+              for r in load_json(ctx, "results", "h100/validation/heldout3",
+                                 "validation.json")["rows"]}
+    best = {}
+    for r in load_json(ctx, SMALL, "exec.json")["rows"]:
+        k = (r["batch"], tuple(r["heads"]))
+        if r["scheduler"] != "auto" and (k not in best or r["median_us"] < best[k]["median_us"]):
+            best[k] = r
+    out = ["| batch | heads | roofline floor µs | fastest plan, median µs | traced run µs | "
+           "attention phase µs | wait for the merge µs | merge µs |",
+           "|---|---|---|---|---|---|---|---|"]
+    for k, r in sorted(best.items()):
+        t = load_json(ctx, SMALL, "traces", "%s__%d-%d__%s__%s.json" % (
+            k[0], k[1][0], k[1][1], r["dtype"], r["scheduler"]))
+        c = t["ctas"]
+        t0 = min(x["start_us"] for x in c)
+        att = max(x["end_us"] for x in c if x["item"] >= 0) - t0
+        mg = [x for x in c if x["item"] < 0]
+        m0 = min(x["start_us"] for x in mg) - t0
+        m1 = max(x["end_us"] for x in mg) - t0
+        out.append("| %s | %d/%d | %.1f | %.1f (`%s`) | %.1f | %.1f | %.1f | %.1f |" % (
+            k[0], k[1][0], k[1][1], floors[k], r["median_us"], r["scheduler"],
+            t["makespan_us"], att, m0 - att, m1 - m0))
+    return "\n".join(out)
