@@ -3,27 +3,19 @@ cascade attention both run as CUDA graphs, on the H100's held-out set 3, in one 
 machine (results/h100/peers_graph/): `anvil exec` of the set with "launch": "graph" and
 validation/peer_cascade.py --graphs, which times every FlashInfer configuration eager and
 captured."""
-import math
-
 from docnums import load_json
+from peer_table import best_plans
+from peer_table import geomean as _geomean
 
 REC = "results/h100/peers_graph"
-
-
-def _geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
 def _rows(ctx):
     """Per batch in the cascade's order: (batch, heads, anvil graph µs, its plan, cascade row)
     for the batches where some FlashInfer configuration ran both ways."""
-    best = {}
-    for r in load_json(ctx, REC, "anvil_graph.json")["rows"]:
-        k = (r["batch"], tuple(r["heads"]))
-        if k not in best or r["median_us"] < best[k][0]:
-            best[k] = (r["median_us"], r["scheduler"])
+    best = best_plans(load_json(ctx, REC, "anvil_graph.json")["rows"])
     out = []
-    for c in load_json(ctx, REC, "cascade_graph.json")["rows"]:
+    for c in load_json(ctx, REC, "cascade.json")["rows"]:
         k = (c["batch"], tuple(c["heads"]))
         if "cascade_graph_us" in c and k in best:
             out.append((c["batch"], c["heads"], best[k][0], best[k][1], c))
@@ -35,7 +27,7 @@ def _name(b, h):
 
 
 def device(ctx):
-    return load_json(ctx, REC, "cascade_graph.json")["gpu"]
+    return load_json(ctx, REC, "cascade.json")["gpu"]
 
 
 def table(ctx):
