@@ -100,19 +100,18 @@ static void report_ctas(const replay_opts_t *o, const av_plan_t *p, const av_rep
   printf("  (items: median of each CTA's measured / predicted; merge: the medians' ratio)\n");
 }
 
-/* Predicts plan p with the named cost model and compares its CTAs with trace t. */
-static int compare_ctas(const replay_opts_t *o, const av_plan_t *p, const av_workload_t *w,
-                        const av_gpu_t *gpu, const av_variants_t *vs,
-                        const av_replay_trace_t *t, av_error_t *err) {
-  const av_costmodel_ops_t *ops = NULL;
+/* Predicts plan p with cost model `ops` (looked up before any work) and compares its CTAs
+ * with trace t. */
+static int compare_ctas(const replay_opts_t *o, const av_costmodel_ops_t *ops,
+                        const av_plan_t *p, const av_workload_t *w, const av_gpu_t *gpu,
+                        const av_variants_t *vs, const av_replay_trace_t *t, av_error_t *err) {
   av_costmodel_t *cost = NULL;
   av_sim_result_t sim;
   av_timeline_t tl = {0, 0, NULL};
   av_replay_cta_cmp_t *c = NULL;
   int32_t n = 0;
   memset(&sim, 0, sizeof sim);
-  int rc = av_costmodel_lookup(o->cost, "replay", "--cost-model", &ops, err);
-  if (!rc) rc = av_cli_cost_create(ops, NULL, gpu, &p->heads, vs, &cost, err);
+  int rc = av_cli_cost_create(ops, NULL, gpu, &p->heads, vs, &cost, err);
   if (rc && !o->cost_given) {  /* the default model needs a profile this GPU may not have */
     printf("CTA durations: not compared (%s); name a --cost-model to compare\n", err->message);
     av_error_clear(err);
@@ -173,7 +172,7 @@ int av_cmd_replay(int argc, char **argv) {
   if (!rc) {
     report(&o, p, &t, &r);
     if (o.timeline) printf("timeline: %s (%d CTAs)\n", o.timeline, tl.n);
-    rc = compare_ctas(&o, p, w, &gpu, vs, &t, &err);
+    rc = compare_ctas(&o, cops, p, w, &gpu, vs, &t, &err);
   }
   av_timeline_free(&tl);
   av_replay_result_free(&r);

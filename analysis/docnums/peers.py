@@ -2,9 +2,8 @@
 the H200's held-out set 1) against the variable-length peers of validation/peer_varlen.py and
 FlashInfer's cascade attention (validation/peer_cascade.py), measured in one run on one
 machine (results/h200/peers/)."""
-import math
-
 from docnums import load_json
+from peer_table import geomean as _geomean
 
 REC = "results/h200/peers"
 # FlashInfer's configurations (validation/peer_cascade.py), as the doc names them.
@@ -44,8 +43,6 @@ def _ran(ctx):
     return [(r[0], r[1], r[2], r[4], r[8]) for r in _rows(ctx) if "cascade_us" in r[8]]
 
 
-def _geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
 def _name(b, h):

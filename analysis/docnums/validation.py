@@ -5,6 +5,8 @@ results/<gpu>/transfer/<set>/validation.json), never from the summaries the reco
 The statistics follow validation/compare.c: a batch is a (batch, heads) pair; best-plan
 agreement and regret rank every scheduler but `auto`, ties to the first listed; `auto` is
 within 5 % when its measured time is at most 1.05 x the measured best of the others."""
+import functools
+import json
 import statistics
 
 from docnums import load_json
@@ -333,10 +335,16 @@ CTA_REC = "results/h100/launch/cta_durations"
 CTA_TRACES = "results/h100/launch/priority/traces"
 
 
+@functools.lru_cache(maxsize=8)
+def _cta_file(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
 def _cta_events(ctx, *path):
     """A Chrome trace's launches' names by pid, its item CTAs' durations by (launch, item,
     head), and its merge CTAs' durations (item -1; several share a head)."""
-    ev = load_json(ctx, *path)
+    ev = _cta_file(ctx.path(*path))  # each trace read once for the two generators
     ev = ev["traceEvents"] if isinstance(ev, dict) else ev
     names = {e["pid"]: e["args"]["name"] for e in ev
              if e.get("ph") == "M" and e["name"] == "process_name"}
