@@ -25,7 +25,8 @@ static const av_param_def_t auto_params[] = {
              "it cannot simulate a plan)"},
     {.name = "wide", .type = AV_PARAM_ENUM, .def = "off", .choices = wide_choices,
      .help = "on: also race the plans that put pieces of more than 64 rows on the "
-             "warp-specialised m128 tile (fixed_division and node_naive with wide=on; sm_90a)"},
+             "warp-specialised m128 tile (fixed_division, node_naive and greedy_division with "
+             "wide=on; sm_90a)"},
     {.name = NULL},
 };
 

@@ -6,18 +6,22 @@
  * m64 grid, the 4-row leaves on m16 queues. With the sm_90a wgmma m64 tiles at 168 registers
  * (three to an SM), two root CTAs per SM leave a third of the registers and shared memory:
  * two m16 n32 CTAs (64 threads) or one m16 n64 CTA; at 190 registers nothing fits beside.
- * Only the root is cut in k = 4; the leaves stay whole. */
+ * Only the root is cut in k = 4; the leaves stay whole. The same batch checks the plans that
+ * take the warp-specialised m128 tile with wide=on: fixed_division's, greedy_division's (the
+ * root's grid sized to one wave, then the leaves' queues on the same stream) and auto's race. */
 #include <string.h>
 
 #include "proofs/proofs.h"
 #include "schedulers/auto.h"
 #include "schedulers/scheduler.h"
 #include "core/gpu.h"
+#include "costmodels/costmodel.h"
 #include "core/plan.h"
 #include "core/variants.h"
 #include "tests/support.h"
 
 extern const av_scheduler_ops_t av_sched_fixed_division;
+extern const av_scheduler_ops_t av_sched_greedy_division;
 extern const av_scheduler_ops_t av_sched_auto;
 
 /* sm_90 fp16 d128 variants as ptxas reported them (kernels/variants.json of the m64 root kernels),
@@ -46,6 +50,7 @@ typedef struct fixture {
   av_gpu_t gpu;
   av_variants_t vs;
   av_workload_t *w;
+  av_costmodel_t *cost;
   av_sched_ctx_t ctx;
 } fixture_t;
 
@@ -58,7 +63,16 @@ static void fixture_init(fixture_t *f) {
   int64_t B[] = {1, 128}, L[] = {16384, 512};
   f->w = av_workload_from_levels(B, L, 2, &h, &err);
   AV_CK_OK(f->w ? AV_OK : err.code, &err);
-  f->ctx = (av_sched_ctx_t){.workload = f->w, .gpu = &f->gpu, .variants = &f->vs, .cost = NULL};
+  /* the roofline model over the table: greedy_division needs one, the others ignore it */
+  av_cost_env_t env = {.gpu = &f->gpu, .heads = &f->w->heads, .variants = &f->vs};
+  f->cost = av_costmodel_create(av_costmodel_find("roofline"), NULL, &env, &err);
+  AV_CK_OK(f->cost ? AV_OK : err.code, &err);
+  f->ctx = (av_sched_ctx_t){.workload = f->w, .gpu = &f->gpu, .variants = &f->vs, .cost = f->cost};
+}
+
+static void fixture_free(fixture_t *f) {
+  av_costmodel_destroy(f->cost);
+  av_workload_destroy(f->w);
 }
 
 /* A scheduler's plan of the batch with its parameters `set`, proved exact. */
@@ -73,7 +87,7 @@ static av_plan_t *plan_with(const av_scheduler_ops_t *ops, const char *const *se
   av_plan_t *p = NULL;
   AV_CK_OK(av_scheduler_plan(ops, &params, &f.ctx, &p, &err), &err);
   AV_CK_OK(av_plan_check(p, f.w, &err), &err);
-  av_workload_destroy(f.w);
+  fixture_free(&f);
   return p;
 }
 
@@ -189,6 +203,45 @@ START_TEST(test_wide_beside_takes_free_sms) {
 }
 END_TEST
 
+START_TEST(test_greedy_wide_grid_then_queues) {
+  /* wide off: one persistent launch, the root's 512 rows a KV head in pieces of the table's
+   * persistent tile, m16 */
+  const char *off[] = {NULL}, *on[] = {"wide=on", NULL};
+  av_plan_t *p = plan_with(&av_sched_greedy_division, off);
+  ck_assert_int_eq(p->n_launches, 1);
+  ck_assert_int_eq(largest_m(p), 16);
+  av_plan_destroy(p);
+  /* wide on: the root's four 128-row groups divided for the m128 grid, whose p is one wave
+   * of it (132 SMs x 1 / 8 KV heads = 16 CTAs a KV head), launched first; the 4-row leaves
+   * after it on the same stream, on persistent queues of the smallest tile */
+  p = plan_with(&av_sched_greedy_division, on);
+  ck_assert_int_eq(p->n_launches, 2);
+  const av_launch_t *g = &p->launches[0], *q = &p->launches[1];
+  ck_assert_int_eq(g->tile.m_rows, 128);
+  ck_assert_int_eq(g->persistent_ctas, 0);
+  ck_assert_int_eq(q->tile.kind, AV_KERNEL_PERSISTENT);
+  ck_assert_int_eq(q->tile.m_rows, 16);
+  ck_assert_int_eq(g->stream, 0);
+  ck_assert_int_eq(q->stream, 0);
+  int32_t root_items = 0, leaf_items = 0;
+  for (int32_t i = 0; i < p->n_items; i++) {
+    const av_item_t *it = &p->items[i];
+    if (it->launch == 0) {
+      root_items++;
+      ck_assert_int_eq(it->n_q, 32); /* 32 queries x GQA 4 = 128 rows */
+    } else {
+      leaf_items++;
+      ck_assert_int_eq(it->n_q, 1);
+    }
+  }
+  /* four pieces a group fill the wave exactly; the leaves, each cheaper than a root piece,
+   * stay whole */
+  ck_assert_int_eq(root_items, 16);
+  ck_assert_int_eq(leaf_items, 128);
+  av_plan_destroy(p);
+}
+END_TEST
+
 /* auto's candidates, predicted fastest first, with auto's parameters `set`: their number. */
 static int auto_ranks(const char *const *set, av_auto_candidate_t *c) {
   av_error_t err;
@@ -200,7 +253,7 @@ static int auto_ranks(const char *const *set, av_auto_candidate_t *c) {
   for (int i = 0; set[i]; i++) AV_CK_OK(av_params_set_text(&params, set[i], "test", &err), &err);
   int n = 0;
   AV_CK_OK(av_auto_rank(&f.ctx, &params, c, AV_AUTO_MAX_CANDIDATES, &n, &err), &err);
-  av_workload_destroy(f.w);
+  fixture_free(&f);
   return n;
 }
 
@@ -215,9 +268,10 @@ START_TEST(test_auto_races_wide_only_when_asked) {
   const char *off[] = {NULL}, *on[] = {"wide=on", NULL};
   const int n_off = auto_ranks(off, c);
   for (int i = 0; i < n_off; i++) ck_assert_msg(!strstr(c[i].name, "wide=on"), "%s", c[i].name);
-  /* wide=on: the two m128 alternatives join the race, their parameters set together */
+  /* wide=on: the three m128 alternatives join the race, their parameters set together */
   const int n_on = auto_ranks(on, c);
-  ck_assert_int_eq(n_on, n_off + 2);
+  ck_assert_int_eq(n_on, n_off + 3);
+  ck_assert(named(c, n_on, "greedy_division[wide=on]"));
   ck_assert(named(c, n_on, "fixed_division[tiles=per_shape;wide=on]"));
   ck_assert(named(c, n_on, "node_naive[tiles=per_shape;wide=on]"));
   /* the plan auto makes is its first candidate's: on the m128 tile exactly when that is one
@@ -239,6 +293,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_beside_no_room);
   tcase_add_test(tc, test_wide_only_when_asked);
   tcase_add_test(tc, test_wide_beside_takes_free_sms);
+  tcase_add_test(tc, test_greedy_wide_grid_then_queues);
   tcase_add_test(tc, test_auto_races_wide_only_when_asked);
   suite_add_tcase(s, tc);
   return s;
