@@ -335,6 +335,7 @@ START_TEST(test_bad_params) {
       {"greedy_division", "launch=async", "expected one of: persistent, grid", AV_ERR_NAME},
       {"greedy_division", "max_pieces=0", "", AV_ERR_RANGE},
       {"greedy_division", "eq5=maybe", "expected true or false", AV_ERR_SCHEMA},
+      {"greedy_division", "wide=yes", "expected one of: off, on", AV_ERR_NAME},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const av_scheduler_ops_t *ops = av_scheduler_find(cases[i].sched);
