@@ -29,27 +29,29 @@ static av_workload_t *small_tree(int hq, int hkv, int d, av_dtype_t dt) {
   return w;
 }
 
-enum { MODE_KV = 0, MODE_QC = 1, MODE_PERSIST = 2 };
+enum { MODE_KV = 0, MODE_QC = 1, MODE_PERSIST = 2, MODE_PERSIST_QC = 3 };
 
 /* KV-centric: each node's queries in chunks of m/g rows, long nodes cut in two items, all
  * PARTIAL. Query-centric: one FINAL item per request over its path. Persistent: the KV-centric
- * items spread over three CTA queues. */
+ * (or query-centric) items spread over three CTA queues. */
 static av_plan_t *make_plan(const av_workload_t *w, const av_tile_t *tile, int mode) {
   av_plan_t *p = av_plan_create(w, "gpu_test");
   ck_assert_ptr_nonnull(p);
   const int g = w->heads.hq / w->heads.hkv;
   const int per = tile->m_rows / g;
   ck_assert_int_ge(per, 1);
-  int32_t l = av_plan_add_launch(p, 0, tile, mode == MODE_PERSIST ? 3 : 0);
+  const int queues = mode == MODE_PERSIST || mode == MODE_PERSIST_QC;
+  int32_t l = av_plan_add_launch(p, 0, tile, queues ? 3 : 0);
   ck_assert_int_ge(l, 0);
   int32_t k = 0;
-  if (mode == MODE_QC) {
+  if (mode == MODE_QC || mode == MODE_PERSIST_QC) {
     for (int32_t r = 0; r < w->n_requests; ++r) {
       av_segment_t segs[16];
       int n = 0;
       for (int32_t u = w->request_node[r]; u >= 0; u = w->nodes[u].parent)
         segs[n++] = (av_segment_t){u, 0, w->nodes[u].kv_len_tokens};
-      ck_assert_int_ge(av_plan_add_item(p, l, &r, 1, segs, n, AV_OUT_FINAL, -1, -1), 0);
+      ck_assert_int_ge(av_plan_add_item(p, l, &r, 1, segs, n, AV_OUT_FINAL,
+                                        queues ? r % 3 : -1, queues ? r / 3 : -1), 0);
     }
   } else {
     for (int32_t u = 0; u < w->n_nodes; ++u) {
@@ -141,8 +143,8 @@ static void run_variants(const av_workload_t *w) {
     }
     run_checked(b, p, dt, v->name);
     av_plan_destroy(p);
-    if (v->kind == 0) { /* the same tile computing FINAL outputs directly */
-      p = make_plan(w, &t, MODE_QC);
+    if (v->kind <= 1) { /* the same tile computing FINAL outputs over whole paths */
+      p = make_plan(w, &t, v->kind ? MODE_PERSIST_QC : MODE_QC);
       run_checked(b, p, dt, v->name);
       av_plan_destroy(p);
     }
@@ -179,6 +181,29 @@ START_TEST(test_block_sizes) {
     av_workload_destroy(w);
   }
   unsetenv("AV_NO_TMA");
+}
+END_TEST
+
+/* Paths of a few tokens a node: a 70-token root, then three levels of 3, 1 and 2 tokens (the
+ * candidate trees of speculative decoding). The query-centric items, on every tile and on the
+ * persistent kernels' queues, read four segments, the last three shorter than any tile and
+ * than a TMA box: block sizes of 12 and 16 tokens (segments cross blocks), the 16-token one
+ * also with TMA off. */
+START_TEST(test_short_segments) {
+  const int64_t B[] = {1, 2, 4, 8}, L[] = {70, 3, 1, 2};
+  const av_dtype_t dts[] = {AV_DTYPE_FP16, AV_DTYPE_BF16};
+  av_error_t err;
+  av_error_clear(&err);
+  for (int i = 0; i < 3; ++i) {
+    av_heads_t h = {.hq = 8, .hkv = 2, .head_dim = i == 1 ? 64 : 128, .dtype = dts[i % 2]};
+    av_workload_t *w = av_workload_from_levels(B, L, 4, &h, &err);
+    ck_assert_msg(w != NULL, "%s", err.message);
+    w->block_size_tokens = i == 1 ? 12 : 16;
+    if (i == 2) setenv("AV_NO_TMA", "1", 1);
+    run_variants(w);
+    unsetenv("AV_NO_TMA");
+    av_workload_destroy(w);
+  }
 }
 END_TEST
 
@@ -461,6 +486,7 @@ int main(void) {
   tcase_add_test(tc, test_every_variant);
   tcase_add_test(tc, test_block_sizes);
   tcase_add_test(tc, test_wide_tile_long);
+  tcase_add_test(tc, test_short_segments);
   tcase_add_test(tc, test_trace);
 #endif
   tcase_add_test(tc, test_schedulers);
