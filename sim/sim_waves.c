@@ -270,7 +270,7 @@ static int run_all(const av_plan_t *p, const av_gpu_t *gpu, const av_variants_t 
   av_launch_costs_t lc;
   av_gpu_launch_costs(gpu, graph, &lc);
   for (int32_t l = 0; l < p->n_launches; l++) {
-    int k;
+    int k = 0;
     int rc = launch_occupancy(p, l, gpu, vs, &k, err);
     if (rc) return rc;
     int32_t U = build_units(p, l, s);
