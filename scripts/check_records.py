@@ -11,10 +11,11 @@ directory holding the other GPU's profile carried over by analysis/transfer.py (
 of scripts/transfer-records). A record that no longer reproduces means the simulator, a
 scheduler, a profile or a spec changed what it predicts for measured plans: remake the
 records (docs/validation.md) or find the change. --quick skips records of more than 400 pairs
-(PAT's trees), so that CTest (`offline_records`) stays under a minute; the full check takes
-a few minutes on two cores.
+(PAT's trees) for CTest (`offline_records`: a few minutes on two cores); records are
+re-predicted one anvil process per core.
 """
 import argparse
+import concurrent.futures
 import glob
 import json
 import os
@@ -86,20 +87,29 @@ def main():
                                              "validation.json")))
     failures, checked, cache = [], 0, {}
     with tempfile.TemporaryDirectory(prefix="anvil-records-") as tmp:
-        for i, rec in enumerate(records):
+        jobs = []  # (rel, record, data dir)
+        for rec in records:
             rel = os.path.relpath(rec, repo)
             if a.quick and len(predictions(rec)) > QUICK_MAX_PAIRS:
                 print(f"skip (--quick) {rel}")
                 continue
             parts = rel.split(os.sep)
             data = transfer_data(repo, parts[1], tmp, cache) if parts[2] == "transfer" else None
+            jobs.append((rel, rec, data))
+
+        def check(i):
+            rel, rec, data = jobs[i]
             out = os.path.join(tmp, f"out{i}")
-            err = repredict(repo, anvil, rel, out, data)
-            err = err or compare(rec, os.path.join(out, "validation.json"))
-            print(f"{'FAIL' if err else 'ok  '} {rel}")
-            if err:
-                failures.append(err)
-            checked += 1
+            return repredict(repo, anvil, rel, out, data) or compare(
+                rec, os.path.join(out, "validation.json"))
+
+        # one anvil process per core: each record is re-predicted on its own
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            for (rel, _, _), err in zip(jobs, pool.map(check, range(len(jobs)))):
+                print(f"{'FAIL' if err else 'ok  '} {rel}", flush=True)
+                if err:
+                    failures.append(err)
+                checked += 1
     for f in failures:
         print(f, file=sys.stderr)
     print(f"{checked - len(failures)} of {checked} records reproduce their predictions")
