@@ -62,7 +62,7 @@ int anvil_target_set_launch(anvil_target_t *t, const char *model, anvil_error_t 
   av_error_clear(&e);
   if (av_launch_model_from_name(model, &t->launch) == 0) return AV_OK;
   av_error_set(&e, AV_ERR_NAME, "target", "launch", "unknown launch model '%s'; expected "
-               "\"streams\" or \"graph\"", model ? model : "(null)");
+               "\"streams\", \"graph\" or \"pdl\"", model ? model : "(null)");
   return av__api_error(err, &e, AV_ERR_NAME);
 }
 

@@ -29,7 +29,7 @@ static const av_cli_opt_t k_opts[] = {
     {"output", 'o', "PLAN.json", "where to write the plan (required)"},
     {"no-limits", OPT_NO_LIMITS, NULL, "make plans over limits.plan_items (docs/reliability.md)"},
     {"launch", OPT_LAUNCH, "MODEL",
-     "how the executor issues the plan: streams (default) or graph (docs/kernels.md)"},
+     "how the executor issues the plan: streams (default), graph or pdl (docs/kernels.md)"},
     {"help", 'h', NULL, "show this help"},
     {NULL, 0, NULL, NULL}};
 
@@ -66,7 +66,7 @@ static int parse_args(int argc, char **argv, plan_opts_t *o, av_error_t *err) {
       case OPT_LAUNCH:
         if (av_launch_model_from_name(v, &o->launch))
           return av_error_set(err, AV_ERR_USAGE, "plan", "--launch",
-                              "'%s' is not a launch model; expected streams or graph", v);
+                              "'%s' is not a launch model; expected streams, graph or pdl", v);
         break;
       case 'p':
       case 'c':

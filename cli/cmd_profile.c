@@ -16,7 +16,7 @@
 #include "validation/profile.h"
 #include "pipeline/results_dir.h"
 
-enum { OPT_QUICK = 256, OPT_RUNS, OPT_GRAPH, OPT_TILES };
+enum { OPT_QUICK = 256, OPT_RUNS, OPT_GRAPH, OPT_PDL, OPT_TILES };
 
 static const av_cli_opt_t k_opts[] = {
     {"out", 'o', "FILE", "profile path (default profiles/<gpu>.json)"},
@@ -25,6 +25,9 @@ static const av_cli_opt_t k_opts[] = {
     {"runs", OPT_RUNS, "N", "traced runs per plan, averaged (default 5)"},
     {"graph-only", OPT_GRAPH, NULL,
      "measure only the CUDA-graph launch figures and add them to the existing profile --out"},
+    {"pdl-only", OPT_PDL, NULL,
+     "measure only the join of a merge launched as a programmatic dependent (sm_90+) and add "
+     "it to the existing profile --out"},
     {"add-tiles", OPT_TILES, NULL,
      "measure only the compiled tiles the existing profile --out lacks and add them"},
     {"verbose", 'v', NULL, "progress on stderr"},
@@ -33,7 +36,7 @@ static const av_cli_opt_t k_opts[] = {
 
 typedef struct popts {
   const char *out, *gpu_spec;
-  int quick, verbose, graph_only, add_tiles;
+  int quick, verbose, graph_only, pdl_only, add_tiles;
   int64_t runs;
 } popts_t;
 
@@ -53,6 +56,7 @@ static int parse_args(int argc, char **argv, popts_t *o, av_error_t *err) {
       case 'g': o->gpu_spec = v; break;
       case OPT_QUICK: o->quick = 1; break;
       case OPT_GRAPH: o->graph_only = 1; break;
+      case OPT_PDL: o->pdl_only = 1; break;
       case OPT_TILES: o->add_tiles = 1; break;
       case OPT_RUNS:
         if (av_cli_parse_int("profile", "--runs", v, 1, 101, &o->runs, err)) return err->code;
@@ -107,7 +111,7 @@ static void command_line(int argc, char **argv, av_profile_t *p) {
     used += (size_t)snprintf(p->command + used, sizeof p->command - used, " %s", argv[i]);
 }
 
-/* --graph-only and --add-tiles (`flag`) add to a profile that exists: its calibrated spec must
+/* --graph-only, --pdl-only and --add-tiles (`flag`) add to a profile that exists: its calibrated spec must
  * be there, and be this device's GPU (gpu; NULL: not known yet). */
 static int add_target(const char *out, const char *gpu, const char *flag, av_error_t *err) {
   char spec[1100];
@@ -197,6 +201,48 @@ static int add_tiles(const popts_t *o, const av_gpu_t *g, const av_device_desc_t
   return rc;
 }
 
+/* The flag of a run that adds to an existing profile, NULL for a whole profile. */
+static const char *only_flag(const popts_t *o) {
+  return o->add_tiles ? "--add-tiles" : o->graph_only ? "--graph-only"
+                                      : o->pdl_only   ? "--pdl-only" : NULL;
+}
+
+/* --graph-only / --pdl-only: one launch model's figures, added to the profile at --out
+ * (default profiles/<gpu>.json). */
+static int add_launch(const popts_t *o, const av_gpu_t *g, const av_device_desc_t *d,
+                      const av_variants_t *vs, int argc, char **argv, av_error_t *err) {
+  char out[1024];
+  snprintf(out, sizeof out, "%s", o->out ? o->out : "");
+  if (!o->out) snprintf(out, sizeof out, "profiles/%s.json", g->name);
+  av_profile_opts_t po;
+  av_profile_opts_default(&po);
+  po.runs = (int)o->runs;
+  po.verbose = o->verbose;
+  av_profile_t p = {0};
+  int rc = add_target(out, g->name, only_flag(o), err);
+  if (!rc && o->pdl_only && g->sm_arch < 90)
+    rc = av_error_set(err, AV_ERR_UNSUPPORTED, "profile", "--pdl-only",
+                      "%s is sm_%d; a programmatic dependent launch needs sm_90 or later",
+                      g->name, g->sm_arch);
+  if (!rc)
+    rc = o->graph_only ? av_profile_measure_graph(g, vs, &po, &p, err)
+                       : av_profile_measure_pdl(g, vs, &po, &p, err);
+  if (!rc) {
+    snprintf(p.device, sizeof p.device, "%s", d->name);
+    command_line(argc, argv, &p);
+    rc = av_profile_write_launch(&p, out, err);
+  }
+  if (!rc && o->graph_only)
+    printf("%s on %s, as CUDA graphs: same-stream gap %.2f us, join %.2f us, run tail "
+           "%.2f us\n", g->name, p.device, p.graph_gap_us, p.graph_join_us, p.graph_tail_us);
+  if (!rc && o->pdl_only)
+    printf("%s on %s, the merge a programmatic dependent launch: join %.2f us\n", g->name,
+           p.device, p.pdl_join_us);
+  if (!rc) printf("profile: added to %s (.spec.json, .details.json)\n", out);
+  av_profile_free(&p);
+  return rc;
+}
+
 int av_cmd_profile(int argc, char **argv) {
   av_error_t err;
   av_error_clear(&err);
@@ -211,16 +257,16 @@ int av_cmd_profile(int argc, char **argv) {
                       k_opts);
     return 0;
   }
+  const char *flag = only_flag(&o);
   if (!rc && o.out) rc = check_out(o.out, &err);
-  if (!rc && o.graph_only && o.add_tiles)
-    rc = av_error_set(&err, AV_ERR_USAGE, "profile", "--add-tiles",
-                      "--graph-only and --add-tiles are separate runs; give one");
-  if (!rc && o.out && (o.graph_only || o.add_tiles))
-    rc = add_target(o.out, NULL, o.add_tiles ? "--add-tiles" : "--graph-only", &err);
+  if (!rc && o.graph_only + o.pdl_only + o.add_tiles > 1)
+    rc = av_error_set(&err, AV_ERR_USAGE, "profile", flag,
+                      "--graph-only, --pdl-only and --add-tiles are separate runs; give one");
+  if (!rc && o.out && flag) rc = add_target(o.out, NULL, flag, &err);
   if (rc) return av_cli_fail(&err);
   av_device_desc_t d;
   av_gpu_t g;
-  char note[512], out[1024];
+  char note[512];
   av_profile_t p = {0};
   av_variants_t *vs = NULL;
   rc = av_device_query(&d, &err);
@@ -228,33 +274,16 @@ int av_cmd_profile(int argc, char **argv) {
   if (!rc && note[0]) fprintf(stderr, "anvil: note: %s\n", note);
   if (!rc) rc = av_cli_load_variants(0, &vs, &err);
   if (!rc && o.add_tiles) rc = add_tiles(&o, &g, &d, vs, argc, argv, &err);
-  if (!rc && !o.add_tiles) {
+  if (!rc && (o.graph_only || o.pdl_only)) rc = add_launch(&o, &g, &d, vs, argc, argv, &err);
+  if (!rc && !flag) {
     av_profile_opts_t po;
     av_profile_opts_default(&po);
     po.runs = (int)o.runs;
     po.quick = o.quick;
     po.verbose = o.verbose;
-    if (o.graph_only && o.out)
-      snprintf(out, sizeof out, "%s", o.out);
-    else if (o.graph_only)
-      snprintf(out, sizeof out, "profiles/%s.json", g.name);
-    rc = o.graph_only ? add_target(out, g.name, "--graph-only", &err) : AV_OK;
-    if (!rc) rc = o.graph_only ? av_profile_measure_graph(&g, vs, &po, &p, &err)
-                               : av_profile_measure(&g, vs, &po, &p, &err);
+    rc = av_profile_measure(&g, vs, &po, &p, &err);
   }
-  if (!rc && o.graph_only) {
-    snprintf(p.device, sizeof p.device, "%s", d.name);
-    command_line(argc, argv, &p);
-    rc = av_profile_write_graph(&p, out, &err);
-    if (!rc)
-      printf("%s on %s, as CUDA graphs: same-stream gap %.2f us, join %.2f us, run tail "
-             "%.2f us\nprofile: added to %s (.spec.json, .details.json)\n", g.name, p.device,
-             p.graph_gap_us, p.graph_join_us, p.graph_tail_us, out);
-    av_profile_free(&p);
-    av_variants_destroy(vs);
-    return rc ? av_cli_fail(&err) : 0;
-  }
-  if (!rc && !o.add_tiles) rc = write_full(&o, &g, &d, &p, argc, argv, &err);
+  if (!rc && !flag) rc = write_full(&o, &g, &d, &p, argc, argv, &err);
   av_profile_free(&p);
   av_variants_destroy(vs);
   return rc ? av_cli_fail(&err) : 0;

@@ -67,6 +67,7 @@ static const gpu_field_t gpu_fields[] = {
     GD_OPT(graph_stream_gap_us, 0.0, 1e4),
     GD_OPT(graph_join_overhead_us, 0.0, 1e4),
     GD_OPT(graph_run_tail_us, 0.0, 1e4),
+    GD_OPT(pdl_join_overhead_us, 0.0, 1e4),
 };
 #define N_GPU_FIELDS (sizeof gpu_fields / sizeof gpu_fields[0])
 
@@ -74,12 +75,13 @@ double av_gpu_hbm_bw_GBps(const av_gpu_t *g) {
   return g->hbm_bw_measured_GBps > 0 ? g->hbm_bw_measured_GBps : 0.9 * g->hbm_bw_datasheet_GBps;
 }
 
-void av_gpu_launch_costs(const av_gpu_t *g, int graph, av_launch_costs_t *out) {
-  const int measured = graph && g->graph_run_tail_us > 0;
+void av_gpu_launch_costs(const av_gpu_t *g, int model, av_launch_costs_t *out) {
+  const int graph = model == 1, measured = graph && g->graph_run_tail_us > 0;
   out->issue_first_us = measured ? 0 : g->launch_overhead_us;
   out->issue_step_us = graph ? 0 : g->launch_overhead_us;
   out->stream_gap_us = measured ? g->graph_stream_gap_us : g->stream_gap_us;
   out->join_us = measured ? g->graph_join_overhead_us : g->join_overhead_us;
+  if (model == 2 && g->pdl_join_overhead_us > 0) out->join_us = g->pdl_join_overhead_us;
   out->tail_us = measured ? g->graph_run_tail_us : g->run_tail_us;
 }
 

@@ -53,6 +53,10 @@ typedef struct av_gpu {
   double graph_stream_gap_us;
   double graph_join_overhead_us;
   double graph_run_tail_us;
+  /* Optional (0 when omitted): the join before a merge launched as a programmatic dependent
+   * of the launch before it on its stream (the pdl launch model, sm_90 and later): the last
+   * attention CTA's end to the first merge CTA's start, measured by anvil profile. */
+  double pdl_join_overhead_us;
 } av_gpu_t;
 
 /* What issuing a plan's launches costs under one launch model: launch l (plan order, the
@@ -60,8 +64,10 @@ typedef struct av_gpu {
 typedef struct av_launch_costs {
   double issue_first_us, issue_step_us, stream_gap_us, join_us, tail_us;
 } av_launch_costs_t;
-/* graph: 0 for the streams model (each launch issued by the host in turn), 1 for a graph. */
-void av_gpu_launch_costs(const av_gpu_t *g, int graph, av_launch_costs_t *out);
+/* model: the av_launch_model_t a plan is issued with (av_plan_issue_model): 0 streams (each
+ * launch issued by the host in turn), 1 a graph, 2 streams with the merge a programmatic
+ * dependent launch (its join is pdl_join_overhead_us where measured, else the streams'). */
+void av_gpu_launch_costs(const av_gpu_t *g, int model, av_launch_costs_t *out);
 
 /* Effective HBM bandwidth the models use: measured when present, else 0.9 x datasheet. */
 double av_gpu_hbm_bw_GBps(const av_gpu_t *g);

@@ -10,12 +10,20 @@
 int av_launch_model_from_name(const char *name, av_launch_model_t *out) {
   if (name && strcmp(name, "streams") == 0) *out = AV_LAUNCH_STREAMS;
   else if (name && strcmp(name, "graph") == 0) *out = AV_LAUNCH_GRAPH;
+  else if (name && strcmp(name, "pdl") == 0) *out = AV_LAUNCH_PDL;
   else return -1;
   return 0;
 }
 
 const char *av_launch_model_name(av_launch_model_t m) {
-  return m == AV_LAUNCH_GRAPH ? "graph" : "streams";
+  return m == AV_LAUNCH_GRAPH ? "graph" : m == AV_LAUNCH_PDL ? "pdl" : "streams";
+}
+
+av_launch_model_t av_plan_issue_model(const av_plan_t *p, int sm_arch) {
+  if (p->launch_model != AV_LAUNCH_PDL) return p->launch_model;
+  for (int32_t l = 1; l < p->n_launches; l++)
+    if (p->launches[l].stream != p->launches[0].stream) return AV_LAUNCH_STREAMS;
+  return sm_arch >= 90 ? AV_LAUNCH_PDL : AV_LAUNCH_STREAMS;
 }
 
 av_plan_t *av_plan_create(const av_workload_t *w, const char *scheduler) {

@@ -35,9 +35,11 @@ typedef struct av_item {
 /* How the executor issues a plan's launches, and so what the simulator charges for issuing
  * them (docs/kernels.md#launch-models): STREAMS, the host issues each launch in turn on its
  * CUDA stream; GRAPH, the plan's launches, their stream dependencies and the merge are
- * captured once as a CUDA graph and each run is one graph launch. */
-typedef enum { AV_LAUNCH_STREAMS = 0, AV_LAUNCH_GRAPH = 1 } av_launch_model_t;
-/* "streams" / "graph" -> *out; -1 for anything else. */
+ * captured once as a CUDA graph and each run is one graph launch; PDL, streams with the
+ * merge launched as a programmatic dependent of the attention launch before it (sm_90 and
+ * later, plans of one stream; any other plan runs as STREAMS). */
+typedef enum { AV_LAUNCH_STREAMS = 0, AV_LAUNCH_GRAPH = 1, AV_LAUNCH_PDL = 2 } av_launch_model_t;
+/* "streams" / "graph" / "pdl" -> *out; -1 for anything else. */
 int av_launch_model_from_name(const char *name, av_launch_model_t *out);
 const char *av_launch_model_name(av_launch_model_t m);
 
@@ -76,6 +78,9 @@ typedef struct av_plan {
 /* An empty plan for workload w. Caller owns; av_plan_destroy. */
 av_plan_t *av_plan_create(const av_workload_t *w, const char *scheduler);
 void av_plan_destroy(av_plan_t *p);
+/* The model the executor really issues p with on a GPU of compute capability sm_arch (x10):
+ * PDL falls back to STREAMS before sm_90 and for plans of several streams. */
+av_launch_model_t av_plan_issue_model(const av_plan_t *p, int sm_arch);
 
 /* Appends a launch; returns its index or -1 (out of memory). */
 int32_t av_plan_add_launch(av_plan_t *p, int32_t stream, const av_tile_t *tile,

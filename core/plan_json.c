@@ -329,14 +329,15 @@ static const char *const top_keys[] = {"format", "scheduler", "params", "launch_
                                        "workload", "workload_hash", "launches", "items",
                                        "merge", NULL};
 
-/* Optional "launch_model": "streams" (the default) or "graph". */
+/* Optional "launch_model": "streams" (the default), "graph" or "pdl". */
 static int read_launch_model(const av_jctx_t *c, const json_t *root, av_plan_t *p) {
   const char *name;
   if (av_json_get_string(c, root, "", "launch_model", 0, "streams", &name))
     return err_code(c, AV_ERR_SCHEMA);
   if (av_launch_model_from_name(name, &p->launch_model))
     return av_error_set(c->err, AV_ERR_SCHEMA, c->source, "launch_model",
-                        "unknown launch model '%s'; expected \"streams\" or \"graph\"", name);
+                        "unknown launch model '%s'; expected \"streams\", \"graph\" or \"pdl\"",
+                        name);
   return AV_OK;
 }
 

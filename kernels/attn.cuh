@@ -533,12 +533,20 @@ __device__ __forceinline__ void attn_grid(const av_kern_batch_t &b, const av_ker
 #include "kernels/attn_stream.cuh"
 
 /* Kernel symbols are extern "C" so the compiler's resource report names them plainly
- * (kernels/gen_variants.py parses it into kernels/variants.json). */
+ * (kernels/gen_variants.py parses it into kernels/variants.json). Each CTA first lets a
+ * merge launched as its programmatic dependent (the pdl launch model) be scheduled once every
+ * CTA of the launch has started; without such a dependent the instruction does nothing. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define AV_PDL_TRIGGER() asm volatile("griddepcontrol.launch_dependents;")
+#else
+#define AV_PDL_TRIGGER() (void)0
+#endif
 #define AV_DEFINE_ATTN(KIND, BODY, TN, DT, M, N, D)                                 \
   extern "C" __global__ void __launch_bounds__(av::geom<M, N, D>::T,               \
                                                av::geom<M, N, D>::MINB)            \
       av_k_##KIND##_##TN##_d##D##_m##M##_n##N(const av_kern_batch_t b,             \
                                               const av_kern_launch_t l) {          \
+    AV_PDL_TRIGGER();                                                              \
     av::BODY<DT, M, N, D>(b, l);                                                   \
   }
 

@@ -69,6 +69,9 @@ typedef struct av_kern_batch {
    * swizzle (av_kern_kv_maps); the m64 wgmma tiles then copy KV by TMA. NULL: cp.async. */
   const void *kv_maps;
   int kv_map_rows;
+  /* the merge is launched as a programmatic dependent of the launch before it on its stream
+   * (sm_90 and later; the pdl launch model, docs/kernels.md#launch-models) */
+  int merge_pdl;
 } av_kern_batch_t;
 
 typedef struct av_kern_launch {

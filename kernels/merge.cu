@@ -140,6 +140,11 @@ __device__ __forceinline__ void merge_row(const av_kern_batch_t &b, int req, int
 template <typename T, int D>
 __device__ __forceinline__ void merge_cta(const av_kern_batch_t &b, int32_t n_requests,
                                           const int32_t *merge_off, const int32_t *slots) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  /* launched as a programmatic dependent (the pdl launch model): wait until the attention
+   * launch before it has finished and its partial states are visible; otherwise a no-op */
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
   unsigned long long t0 = 0;
   if (b.merge_trace && threadIdx.x == 0) t0 = globaltimer();
   const long row = (long)blockIdx.x * MERGE_WARPS + (threadIdx.x >> 5);

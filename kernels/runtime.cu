@@ -172,8 +172,29 @@ extern "C" int av_kern_merge_launch(const av_kern_batch_t *b, int32_t n_requests
   int32_t nr = n_requests;
   const int32_t *mo = merge_off, *ms = merge_slots;
   void *args[] = {&bb, &nr, &mo, &ms};
-  AV_CUDA_CHECK(cudaLaunchKernel(av_entries[av_index_of(v)]->fn, grid, block, args, 0,
-                                 (cudaStream_t)stream));
+  const void *fn = av_entries[av_index_of(v)]->fn;
+  int dev = 0, major = 0;
+  if (b->merge_pdl) {
+    AV_CUDA_CHECK(cudaGetDevice(&dev));
+    AV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  }
+  if (major >= 9) {
+    /* a programmatic dependent of the launch before it on the stream: its CTAs may be
+     * scheduled once that launch's CTAs have all started (griddepcontrol.launch_dependents
+     * in every attention kernel) and wait in griddepcontrol.wait for its memory */
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.stream = (cudaStream_t)stream;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    AV_CUDA_CHECK(cudaLaunchKernelExC(&cfg, fn, args));
+  } else {
+    AV_CUDA_CHECK(cudaLaunchKernel(fn, grid, block, args, 0, (cudaStream_t)stream));
+  }
   AV_CUDA_CHECK_LAUNCH("merge");
   return 0;
 }

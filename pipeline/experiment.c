@@ -51,8 +51,9 @@ static int parse_sim(const av_jctx_t *c, const json_t *root, av_experiment_t *e)
   if (av_launch_model_from_name(launch, &e->launch))
     return av_error_set(c->err, AV_ERR_NAME, c->source, "launch",
                         "unknown launch model '%s'; expected \"streams\" (each launch issued by "
-                        "the host on its stream) or \"graph\" (the plan replayed as one CUDA "
-                        "graph)", launch);
+                        "the host on its stream), \"graph\" (the plan replayed as one CUDA "
+                        "graph) or \"pdl\" (streams, the merge a programmatic dependent "
+                        "launch)", launch);
   return AV_OK;
 }
 

@@ -270,9 +270,10 @@ void av_results_print(FILE *f, const av_experiment_t *e, const av_results_t *r,
                       const char *dir) {
   const double MB = 1e6;
   int many_gpus = e->n_gpus > 1;
-  fprintf(f, "%s: %s, sim=%s, cost_model=%s%s\n", e->name, e->path,
+  fprintf(f, "%s: %s, sim=%s, cost_model=%s%s%s\n", e->name, e->path,
           av_sim_model_name(e->sim), e->cost_ops->name,
-          e->launch == AV_LAUNCH_GRAPH ? ", launch=graph" : "");
+          e->launch != AV_LAUNCH_STREAMS ? ", launch=" : "",
+          e->launch != AV_LAUNCH_STREAMS ? av_launch_model_name(e->launch) : "");
   if (many_gpus) fprintf(f, "%-12s ", "gpu");
   fprintf(f, "%-16s %-7s %-16s %7s %11s %11s %6s %10s %12s %8s\n", "workload", "heads",
           "scheduler", "items", "unique_MB", "qc_KV_MB", "qc/u", "floor_us", "predicted_us",

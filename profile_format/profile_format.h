@@ -137,6 +137,8 @@ typedef struct av_profile {
   /* The same three with the plans run as CUDA graphs (0: not measured); graph_tail_us is
    * the timed median minus the traced span (the graph's start and its end event). */
   double graph_gap_us, graph_join_us, graph_tail_us;
+  /* The join with the merge a programmatic dependent launch (0: not measured). */
+  double pdl_join_us;
   int n_start;                           /* start-wave measurements (0: step not run) */
   av_profile_start_t *start;             /* owned */
 } av_profile_t;
@@ -163,11 +165,12 @@ json_t *av_profile_calibrate_spec(const json_t *spec, const av_profile_t *p, con
  * ".json"); the spec is calibrated from spec_path. All three or none. */
 int av_profile_write(const av_profile_t *p, const char *out_path, const char *spec_path,
                      av_error_t *err);
-/* Adds the graph launch model's figures of p (av_profile_measure_graph) to an existing
- * profile: <base>.spec.json gains graph_stream_gap_us (less the spec's cta_dispatch_us),
- * graph_join_overhead_us and graph_run_tail_us, <base>.details.json the raw figures. Both
+/* Adds the launch models' figures p holds to an existing profile: those of the graph model
+ * (av_profile_measure_graph; <base>.spec.json gains graph_stream_gap_us, less the spec's
+ * cta_dispatch_us, graph_join_overhead_us and graph_run_tail_us) and of the pdl model
+ * (av_profile_measure_pdl; pdl_join_overhead_us), <base>.details.json the raw figures. Both
  * files or neither. */
-int av_profile_write_graph(const av_profile_t *p, const char *out_path, av_error_t *err);
+int av_profile_write_launch(const av_profile_t *p, const char *out_path, av_error_t *err);
 /* Adds p's tables, co-residency curves, start waves and occupancies (tiles measured by
  * av_profile_measure_tiles) to the profile at out_path and its .details.json, and records
  * the command, device and date under the profile's "added" key; the files are left as they
@@ -175,6 +178,8 @@ int av_profile_write_graph(const av_profile_t *p, const char *out_path, av_error
 int av_profile_write_tiles(const av_profile_t *p, const char *out_path, av_error_t *err);
 /* Sets the three graph fields of a calibrated spec from p (0 refill: none). */
 void av__profile_graph_fields(json_t *spec, const av_profile_t *p, const char *date);
+/* Sets pdl_join_overhead_us of a calibrated spec from p (nothing when not measured). */
+void av__profile_pdl_field(json_t *spec, const av_profile_t *p, const char *date);
 /* Loads a calibrated spec (<base>.spec.json); its name is the GPU's ("H200-SXM"), not the
  * file stem, so the profile cost model and replays accept it as that GPU. */
 int av_profile_load_spec(const char *path, av_gpu_t *out, av_error_t *err);

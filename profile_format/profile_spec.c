@@ -60,6 +60,17 @@ void av__profile_graph_fields(json_t *s, const av_profile_t *p, const char *date
   set_field(s, "graph_run_tail_us", round(p->graph_tail_us * 1000) / 1000, src);
 }
 
+/* The pdl launch model's join (validation/profile_graph.c). */
+void av__profile_pdl_field(json_t *s, const av_profile_t *p, const char *date) {
+  if (p->pdl_join_us <= 0) return;
+  char src[1024];
+  snprintf(src, sizeof src,
+           "measured on %.200s (%.300s, %.20s): merge-step plans with the merge a programmatic "
+           "dependent launch, first merge CTA's start minus the last attention CTA's end (mean)",
+           p->device, p->command[0] ? p->command : "anvil profile", date);
+  set_field(s, "pdl_join_overhead_us", round(p->pdl_join_us * 1000) / 1000, src);
+}
+
 json_t *av_profile_calibrate_spec(const json_t *spec, const av_profile_t *p, const char *date) {
   json_t *s = json_deep_copy(spec);
   if (!s) return NULL;
@@ -105,6 +116,7 @@ json_t *av_profile_calibrate_spec(const json_t *spec, const av_profile_t *p, con
   }
   dispatch_fields(s, p, by, date);
   av__profile_graph_fields(s, p, date);
+  av__profile_pdl_field(s, p, date);
   if (p->tensor_tflops > 0) {
     snprintf(src, sizeof src,
              "measured on %.200s (%.300s, %.20s): one CTA of the largest-m partial tile, "

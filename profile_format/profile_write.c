@@ -138,6 +138,15 @@ static json_t *graph_details(const av_profile_t *p) {
                    p->graph_join_us, "run_tail_us", p->graph_tail_us);
 }
 
+/* The raw launch-model figures p holds into the details document d (0 on success). */
+static int launch_details(json_t *d, const av_profile_t *p) {
+  int bad = 0;
+  if (p->graph_tail_us > 0) bad |= json_object_set_new(d, "graph", graph_details(p));
+  if (p->pdl_join_us > 0)
+    bad |= json_object_set_new(d, "pdl", json_pack("{s:f}", "join_overhead_us", p->pdl_join_us));
+  return bad;
+}
+
 json_t *av_profile_details_json(const av_profile_t *p) {
   json_t *occ = json_array();
   for (int i = 0; i < p->n; i++) {
@@ -174,8 +183,10 @@ json_t *av_profile_details_json(const av_profile_t *p) {
                                                      "grid_refill_us", p->refill_us,
                                                      "launch_gap_us", p->launch_gap_us));
   else json_decref(res);
-  if (d && p->graph_tail_us > 0)
-    json_object_set_new(d, "graph", graph_details(p));
+  if (d && launch_details(d, p)) {
+    json_decref(d);
+    return NULL;
+  }
   /* the queue step: the start cost of profiles without the start step (costmodels/
    * profile_start.h) */
   if (d && p->n_queue > 0) json_object_set_new(d, "queue", queue_json(p));
@@ -196,7 +207,7 @@ static void today(char *date, size_t n) {
   if (gmtime_r(&now, &tmv)) strftime(date, n, "%Y-%m-%d", &tmv);
 }
 
-int av_profile_write_graph(const av_profile_t *p, const char *out_path, av_error_t *err) {
+int av_profile_write_launch(const av_profile_t *p, const char *out_path, av_error_t *err) {
   char base[1000], path[2][1100], date[32];
   base_of(out_path, base, sizeof base);
   snprintf(path[0], sizeof path[0], "%s.spec.json", base);
@@ -212,7 +223,8 @@ int av_profile_write_graph(const av_profile_t *p, const char *out_path, av_error
     before = json_deep_copy(doc[0]);
     today(date, sizeof date);
     av__profile_graph_fields(doc[0], &q, date);
-    if (!before || json_object_set_new(doc[1], "graph", graph_details(p)))
+    av__profile_pdl_field(doc[0], &q, date);
+    if (!before || launch_details(doc[1], p))
       rc = av_error_set(err, AV_ERR_NOMEM, SRC, NULL, "out of memory");
   }
   if (!rc) rc = av_json_dump_file(doc[0], path[0], err);

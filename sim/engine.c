@@ -383,7 +383,7 @@ static int engine_setup(av__eng_t *e, const av__engine_in_t *in, av_tile_t *merg
   e->in = in;
   e->plan = p;
   e->hkv = p->heads.hkv;
-  av_gpu_launch_costs(g, p->launch_model == AV_LAUNCH_GRAPH, &e->lc);
+  av_gpu_launch_costs(g, (int)av_plan_issue_model(p, g->sm_arch), &e->lc);
   e->S = g->sm_count;
   e->maxc = g->max_ctas_per_sm;
   int64_t n_merge_req = in->skip_merge ? 0 : av__engine_merge_requests(p);

@@ -322,8 +322,10 @@ int av__sim_waves(const av_sim_config_t *cfg, const av_plan_t *p, const av_workl
     double mbytes = merge_bytes(p);
     double bw_Bpus = av_gpu_hbm_bw_GBps(gpu) * 1e3; /* GB/s = 1e3 bytes/us */
     av_launch_costs_t lc;
-    av_gpu_launch_costs(gpu, p->launch_model == AV_LAUNCH_GRAPH, &lc);
-    const double join = p->launch_model == AV_LAUNCH_GRAPH ? lc.join_us : gpu->launch_overhead_us;
+    const av_launch_model_t m = av_plan_issue_model(p, gpu->sm_arch);
+    av_gpu_launch_costs(gpu, (int)m, &lc);
+    const int measured = m == AV_LAUNCH_GRAPH || (m == AV_LAUNCH_PDL && gpu->pdl_join_overhead_us > 0);
+    const double join = measured ? lc.join_us : gpu->launch_overhead_us;
     out->merge_us = mbytes > 0 ? join + mbytes / bw_Bpus : 0;
     out->makespan_us = out->partial_us + out->merge_us;
     out->hbm_bytes = item_bytes * p->heads.hkv + mbytes;

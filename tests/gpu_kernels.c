@@ -280,6 +280,9 @@ START_TEST(test_schedulers) {
     char what[96];
     snprintf(what, sizeof what, "%s as a graph", all[i]->name);
     run_checked(b, p, AV_DTYPE_FP16, what);
+    p->launch_model = AV_LAUNCH_PDL;
+    snprintf(what, sizeof what, "%s with the merge a programmatic dependent", all[i]->name);
+    run_checked(b, p, AV_DTYPE_FP16, what);
     av_plan_destroy(p);
   }
   av_exec_batch_destroy(b);
@@ -291,11 +294,13 @@ END_TEST
 
 #ifdef AV_HAVE_CUDA /* the merge kernel's rows per CTA come from the kernels library */
 /* --trace: one record per (item, KV head) and one per merge CTA (item -1, after every
- * attention CTA has ended), SM ids in range, end after start. */
+ * attention CTA has ended, also when the merge is a programmatic dependent launch: its CTAs
+ * record their start after griddepcontrol.wait), SM ids in range, end after start. */
 START_TEST(test_trace) {
   av_workload_t *w = small_tree(8, 2, 128, AV_DTYPE_FP16);
   av_tile_t t = {.kind = AV_KERNEL_PARTIAL, .m_rows = 16, .n_tokens = 64, .warps = 4};
   av_plan_t *p = make_plan(w, &t, MODE_KV);
+  p->launch_model = _i ? AV_LAUNCH_PDL : AV_LAUNCH_STREAMS;
   av_exec_opts_t o;
   av_exec_opts_default(&o);
   o.trace = 1;
@@ -487,7 +492,7 @@ int main(void) {
   tcase_add_test(tc, test_block_sizes);
   tcase_add_test(tc, test_wide_tile_long);
   tcase_add_test(tc, test_short_segments);
-  tcase_add_test(tc, test_trace);
+  tcase_add_loop_test(tc, test_trace, 0, 2); /* streams, pdl */
 #endif
   tcase_add_test(tc, test_schedulers);
   tcase_add_test(tc, test_autotune);

@@ -25,6 +25,7 @@ static const double TIMES[4] = {2.0, 2.5, 3.5, 5.5};
 #define EMPTY_US 0.75
 #define SPEC_FIXED 3.0
 static double g_join, g_tail;  /* the spec's join_overhead_us and run_tail_us in a test */
+static double g_pdl;           /* the spec's pdl_join_overhead_us in a test */
 static double g_l2;            /* the spec's L2 bytes in a test (0: no L2, states warm) */
 #define COLD 2.0               /* time_cold_us = COLD x time_us in make_profile */
 
@@ -43,6 +44,7 @@ static av_gpu_t test_gpu(void) {
   g.cta_fixed_us = SPEC_FIXED;
   g.join_overhead_us = g_join;
   g.run_tail_us = g_tail;
+  g.pdl_join_overhead_us = g_pdl;
   return g;
 }
 
@@ -363,7 +365,29 @@ START_TEST(test_engine_join_and_tail) {
   ck_assert_double_eq_tol(r.makespan_us, last + 1.5, 1e-9);
   ck_assert_double_eq_tol(cta, 3.5, 1e-9); /* T(4) of the profile, unchanged */
   av_sim_result_free(&r);
-  g_join = 0, g_tail = 0;
+  /* the pdl launch model: its measured join where the GPU has one, the streams' join where
+   * the spec has none; an older GPU or a plan of several streams issues it as streams */
+  g_pdl = 0.5;
+  r = simulate_gap(path, p, w, &cta, &gap, &last);
+  ck_assert_double_eq_tol(gap, 4.0, 1e-9);  /* streams: pdl_join_overhead_us is not used */
+  av_sim_result_free(&r);
+  p->launch_model = AV_LAUNCH_PDL;
+  r = simulate_gap(path, p, w, &cta, &gap, &last);
+  ck_assert_double_eq_tol(gap, 0.5, 1e-9);
+  ck_assert_double_eq_tol(r.makespan_us, last + 1.5, 1e-9);
+  av_sim_result_free(&r);
+  g_pdl = 0;
+  r = simulate_gap(path, p, w, &cta, &gap, &last);
+  ck_assert_double_eq_tol(gap, 4.0, 1e-9);
+  av_sim_result_free(&r);
+  g_pdl = 0.5;
+  ck_assert_int_eq(av_plan_issue_model(p, 90), AV_LAUNCH_PDL);
+  p->launches[0].stream = 1;  /* one stream, whichever: still pdl */
+  ck_assert_int_eq(av_plan_issue_model(p, 90), AV_LAUNCH_PDL);
+  ck_assert_int_eq(av_plan_add_launch(p, 0, &TILE, 0), 1);  /* a second stream */
+  ck_assert_int_eq(av_plan_issue_model(p, 90), AV_LAUNCH_STREAMS);
+  ck_assert_int_eq(av_plan_issue_model(p, 80), AV_LAUNCH_STREAMS);
+  g_join = 0, g_tail = 0, g_pdl = 0;
   av_plan_destroy(p);
   av_workload_destroy(w);
   av_profile_free(&with);

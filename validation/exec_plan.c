@@ -348,7 +348,10 @@ static int graph_run(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_
 
 int av__exec_run_once(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t *d,
                       int trace, av_error_t *err) {
-  const av_kern_batch_t kb = av_kbatch(b, d, trace);
+  av_kern_batch_t kb = av_kbatch(b, d, trace);
+  /* the pdl launch model: the merge of a one-stream plan follows its stream's last launch
+   * as a programmatic dependent (docs/kernels.md#launch-models) */
+  kb.merge_pdl = d->launch_model == AV_LAUNCH_PDL && d->n_streams == 1;
   return d->launch_model == AV_LAUNCH_GRAPH ? graph_run(b, p, d, &kb, trace, err)
                                             : issue_run(b, p, d, &kb, err);
 }

@@ -151,5 +151,10 @@ int av__profile_join_tail(av_exec_batch_t *b, const av_gpu_t *g, const av_plan_t
  * join and the tail with plans captured as CUDA graphs, into out->graph_*. */
 int av_profile_measure_graph(const av_gpu_t *g, const av_variants_t *vs,
                              const av_profile_opts_t *o, av_profile_t *out, av_error_t *err);
+/* The pdl launch model's join (validation/profile_graph.c): the merge plans' join with the
+ * merge a programmatic dependent launch, into out->pdl_join_us (0 before sm_90: not
+ * measured). */
+int av_profile_measure_pdl(const av_gpu_t *g, const av_variants_t *vs,
+                           const av_profile_opts_t *o, av_profile_t *out, av_error_t *err);
 
 #endif

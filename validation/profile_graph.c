@@ -1,9 +1,12 @@
-/* The profiler's graph step (validation/profile.h, docs/validation.md#profiling): what the
- * streams figures measure (the gap between two kernels of one stream, the join before the
- * merge, the run's tail) measured again with every plan captured once as a CUDA graph and
- * replayed, the launch model of docs/kernels.md#launch-models. A graph's kernels are all
- * ready when it starts, so no per-launch host issue is subtracted: the tail is the timed
- * median minus the traced span, the graph's start and its end event together. */
+/* The profiler's launch-model steps (validation/profile.h, docs/validation.md#profiling),
+ * for the launch models of docs/kernels.md#launch-models other than plain streams:
+ *
+ * - graph: what the streams figures measure (the gap between two kernels of one stream, the
+ *   join before the merge, the run's tail) measured again with every plan captured once as a
+ *   CUDA graph and replayed. A graph's kernels are all ready when it starts, so no per-launch
+ *   host issue is subtracted: the tail is the timed median minus the traced span, the
+ *   graph's start and its end event together;
+ * - pdl: the join before the merge when the merge is a programmatic dependent launch. */
 #include <stdio.h>
 
 #include "validation/executor.h"
@@ -40,9 +43,10 @@ static int graph_stream_gap(const av_gpu_t *g, const av_tile_t *tile, double *ga
   return rc;
 }
 
-/* The merge plans of the merge step (d 128, fp16) as graphs: mean join and tail. */
-static int graph_join_tail(const av_gpu_t *g, const av_tile_t *part, int rows, int runs,
-                           double *join, double *tail, av_error_t *err) {
+/* The merge plans of the merge step (d 128, fp16) issued with launch model m: mean join and
+ * tail. */
+static int join_tail_as(const av_gpu_t *g, const av_tile_t *part, int rows, int runs,
+                        av_launch_model_t m, double *join, double *tail, av_error_t *err) {
   const int n = (int)(sizeof k_graph_slots / sizeof k_graph_slots[0]);
   int rc = AV_OK;
   *join = *tail = 0;
@@ -53,7 +57,7 @@ static int graph_join_tail(const av_gpu_t *g, const av_tile_t *part, int rows, i
     double j = 0, t = 0;
     rc = b ? AV_OK : (err && err->code ? err->code : AV_ERR_INTERNAL);
     if (!rc) {
-      p->launch_model = AV_LAUNCH_GRAPH;
+      p->launch_model = m;
       rc = av__profile_join_tail(b, g, p, runs, 0, &j, &t, err);
     }
     *join += j / n;
@@ -76,8 +80,8 @@ int av_profile_measure_graph(const av_gpu_t *g, const av_variants_t *vs,
                         "kernels/variants.json", g->sm_arch);
   int rc = graph_stream_gap(g, &dec, &out->graph_gap_us, err);
   if (!rc)
-    rc = graph_join_tail(g, &part, merge.m_rows > 0 ? merge.m_rows : 1, o->runs,
-                         &out->graph_join_us, &out->graph_tail_us, err);
+    rc = join_tail_as(g, &part, merge.m_rows > 0 ? merge.m_rows : 1, o->runs, AV_LAUNCH_GRAPH,
+                      &out->graph_join_us, &out->graph_tail_us, err);
   if (!rc && out->graph_tail_us <= 0)
     rc = av_error_set(err, AV_ERR_INTERNAL, SRC, NULL,
                       "graph: the timed runs were shorter than their traced span (%.2f us)",
@@ -85,5 +89,26 @@ int av_profile_measure_graph(const av_gpu_t *g, const av_variants_t *vs,
   if (!rc && o->verbose)
     fprintf(stderr, "profile: as a CUDA graph: same-stream gap %.2f us, join %.2f us, run "
             "tail %.2f us\n", out->graph_gap_us, out->graph_join_us, out->graph_tail_us);
+  return rc;
+}
+
+int av_profile_measure_pdl(const av_gpu_t *g, const av_variants_t *vs,
+                           const av_profile_opts_t *o, av_profile_t *out, av_error_t *err) {
+  out->pdl_join_us = 0;
+  if (g->sm_arch < 90) return AV_OK;  /* no programmatic dependent launch: nothing to measure */
+  av_tile_t part, merge;
+  if (av_variants_tiles(vs, AV_KERNEL_PARTIAL, 128, AV_DTYPE_FP16, g->sm_arch, &part, 1) < 1 ||
+      av_variants_tiles(vs, AV_KERNEL_MERGE, 128, AV_DTYPE_FP16, g->sm_arch, &merge, 1) < 1)
+    return av_error_set(err, AV_ERR_UNSUPPORTED, SRC, NULL,
+                        "no partial and merge variants (d 128, fp16) for sm_%d in "
+                        "kernels/variants.json", g->sm_arch);
+  double tail = 0;
+  int rc = join_tail_as(g, &part, merge.m_rows > 0 ? merge.m_rows : 1, o->runs, AV_LAUNCH_PDL,
+                        &out->pdl_join_us, &tail, err);
+  /* a join of exactly 0 would read as "not measured" in the spec */
+  if (!rc && out->pdl_join_us < 0.001) out->pdl_join_us = 0.001;
+  if (!rc && o->verbose)
+    fprintf(stderr, "profile: the merge as a programmatic dependent launch: join %.2f us\n",
+            out->pdl_join_us);
   return rc;
 }

@@ -422,6 +422,7 @@ int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
   if (!rc) rc = av_profile_measure_queue(gpu, vs, o, out, err);
   if (!rc) rc = av_profile_measure_start(gpu, o, out, err);
   if (!rc) rc = av_profile_measure_graph(gpu, vs, o, out, err);
+  if (!rc) rc = av_profile_measure_pdl(gpu, vs, o, out, err);
   return rc;
 }
 

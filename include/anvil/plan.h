@@ -21,7 +21,8 @@ int anvil_target_create(const char *gpu, const char *cost_model, const char *con
                         int n_cost_params, anvil_target_t **out, anvil_error_t *err);
 void anvil_target_destroy(anvil_target_t *t);
 /* How the plans made against t will be issued on a GPU: "streams" (the default: the host
- * issues each launch on its stream) or "graph" (the plan replayed as one CUDA graph). Plans
+ * issues each launch on its stream), "graph" (the plan replayed as one CUDA graph) or "pdl"
+ * (streams, with the merge of a one-stream plan a programmatic dependent launch). Plans
  * carry it into their files, the simulator charges it, and `auto` ranks with it. */
 int anvil_target_set_launch(anvil_target_t *t, const char *model, anvil_error_t *err);
 /* The GPU's name and the HBM bandwidth the models use (GB/s). */
@@ -45,7 +46,7 @@ const anvil_workload_t *anvil_plan_workload(const anvil_plan_t *p);
 /* Scheduler name and its parameters as planned ("k=v,..."); borrowed. */
 const char *anvil_plan_scheduler(const anvil_plan_t *p);
 const char *anvil_plan_params(const anvil_plan_t *p);
-/* Its launch model, "streams" or "graph". */
+/* Its launch model, "streams", "graph" or "pdl". */
 const char *anvil_plan_launch(const anvil_plan_t *p);
 
 /* Proves the plan exact (ANVIL_ERR_PLAN naming the first offending item/request otherwise). */

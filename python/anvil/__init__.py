@@ -176,7 +176,7 @@ def _target(gpu: str, cost_model: str, cost_params: tuple,
 def _target_of(gpu, cost_model, cost_params, launch_model="streams"):
     cp = tuple(_assignments(cost_params or {}))
     if not isinstance(launch_model, str):
-        raise ValueError("launch_model: expected \"streams\" or \"graph\", got %r"
+        raise ValueError("launch_model: expected \"streams\", \"graph\" or \"pdl\", got %r"
                          % (launch_model,))
     return _target(str(gpu), cost_model, cp, launch_model)
 
@@ -249,7 +249,8 @@ class Plan:
 def plan(batch: Workload, scheduler: str, gpu: str = "H200-SXM", cost_model: str = "roofline",
          cost_params: Optional[dict] = None, launch_model: str = "streams", **params) -> Plan:
     """Plan `batch` with `scheduler` and its parameters (anvil list shows them).
-    launch_model "graph" plans for a GPU that replays the plan as one CUDA graph
+    launch_model "graph" plans for a GPU that replays the plan as one CUDA graph, "pdl" for
+    one that launches the merge as a programmatic dependent of the launch before it
     (docs/kernels.md#launch-models); the plan carries it, and simulate() charges it."""
     t = _target_of(gpu, cost_model, cost_params, launch_model)
     return Plan(_anvil.plan(t, batch._w, scheduler, _assignments(params)))

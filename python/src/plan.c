@@ -136,7 +136,7 @@ static PyGetSetDef Plan_getset[] = {
     {"workload", (getter)Plan_get_workload, NULL, "the batch (explicit form)", NULL},
     {"scheduler", (getter)Plan_get_scheduler, NULL, "scheduler name", NULL},
     {"params", (getter)Plan_get_params, NULL, "parameters as planned", NULL},
-    {"launch_model", (getter)Plan_get_launch, NULL, "streams or graph", NULL},
+    {"launch_model", (getter)Plan_get_launch, NULL, "streams, graph or pdl", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 PyTypeObject Plan_Type = {
