@@ -30,7 +30,7 @@ import sys
 
 DISPATCH = ["launch_overhead_us", "cta_fixed_us", "join_overhead_us", "run_tail_us",
             "cta_dispatch_us", "stream_gap_us", "graph_stream_gap_us", "graph_join_overhead_us",
-            "graph_run_tail_us"]
+            "graph_run_tail_us", "pdl_join_overhead_us"]
 
 
 def load(path):

@@ -278,6 +278,8 @@ def variants_count(ctx):
 REALISTIC = [("H200", "set 2", "h200/validation/heldout2", "auto"),
              ("H100", "set 3", "h100/validation/heldout3", "auto"),
              ("H100", "set 3, run as CUDA graphs", "h100/validation/heldout3_graph", "auto"),
+             ("H100", "set 3, the merge a programmatic dependent launch (`pdl`)",
+              "h100/validation/heldout3_pdl", "auto"),
              ("H100", "set 3 with the m128 tile's plans, `auto` with `wide=on`",
               "h100/validation/heldout3_wide", "auto_wide")]
 

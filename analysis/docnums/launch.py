@@ -1,6 +1,8 @@
 """The numbers of docs/kernels.md#launch-models: the speed set run on streams and as CUDA graphs
-on one machine, twice each in alternation (results/h100/launch/), and the graph figures of the
-committed calibrated specs (profiles/<gpu>.spec.json)."""
+on one machine, twice each in alternation (results/h100/launch/), the correctness sweeps run
+as graphs and with the pdl model, the H100's set 3 in the three launch models
+(results/h100/validation/heldout3*/) and the launch figures of the committed calibrated specs
+(profiles/<gpu>.spec.json)."""
 import math
 import statistics
 
@@ -72,16 +74,54 @@ def plans(ctx):
     return "%d plans, each verified in both models on every run (%d failed)" % (n, bad)
 
 
-def correct(ctx):
+def _correct(ctx, model):
     """Plans of the stopped correctness sweeps (results/h100/launch/correct/) that passed and
-    failed, run as graphs."""
+    failed, run with launch model `model`."""
     ok = bad = 0
     for dt in ("fp16", "bf16"):
-        with open(ctx.path(REC, "correct", "correct_%s_graph.log" % dt), encoding="utf-8") as f:
+        with open(ctx.path(REC, "correct", "correct_%s_%s.log" % (dt, model)),
+                  encoding="utf-8") as f:
             for line in f:
                 ok += line.rstrip().endswith(" ok")
                 bad += line.rstrip().endswith(" FAIL")
     return "%d plans verified, %d failed" % (ok, bad)
+
+
+def correct(ctx):
+    return _correct(ctx, "graph")
+
+
+def correct_pdl(ctx):
+    return _correct(ctx, "pdl")
+
+
+SET3 = "h100/validation/heldout3"
+
+
+def _set3_best(ctx, suffix):
+    """Per (batch, heads) of the H100's set 3 run with a launch model (record heldout3 +
+    suffix): (best measured µs over every scheduler but auto, roofline floor µs)."""
+    out = {}
+    for r in load_json(ctx, "results", SET3 + suffix, "validation.json")["rows"]:
+        if r["scheduler"].startswith("auto"):
+            continue
+        k = (r["batch"], tuple(r["heads"]))
+        out[k] = (min(out.get(k, (float("inf"),))[0], r["measured_us"]), r["floor_us"])
+    return out
+
+
+def set3_models(ctx):
+    """The H100's set 3 as three records (streams, graph, pdl): the geometric mean of best
+    plan / floor, and of pdl / streams on every batch and on the small ones."""
+    s, g, p = (_set3_best(ctx, x) for x in ("", "_graph", "_pdl"))
+    small = [k for k in s if s[k][1] <= SMALL_FLOOR_US]
+    return ("best plan / floor %.2f× on streams, %.2f× as graphs and %.2f× with `pdl` "
+            "(geometric means over the %d batches); the best plan with `pdl` / on streams "
+            "%.3f over them all and %.3f over the %d whose floor is at most %.0f µs" % (
+                _geomean([s[k][0] / s[k][1] for k in s]), _geomean([g[k][0] / g[k][1] for k in s]),
+                _geomean([p[k][0] / p[k][1] for k in s]), len(s),
+                _geomean([p[k][0] / s[k][0] for k in s]),
+                _geomean([p[k][0] / s[k][0] for k in small]), len(small), SMALL_FLOOR_US))
 
 
 def _value(spec, key):
@@ -96,7 +136,8 @@ def figures_table(ctx):
             ("run_tail_us", "streams: run tail, µs"),
             ("graph_stream_gap_us", "graph: same-stream gap, µs"),
             ("graph_join_overhead_us", "graph: join before the merge, µs"),
-            ("graph_run_tail_us", "graph: start and tail, µs")]
+            ("graph_run_tail_us", "graph: start and tail, µs"),
+            ("pdl_join_overhead_us", "pdl: join before the merge, µs")]
     gpus = ("H200-SXM", "H100-SXM")
     specs = {g: load_json(ctx, "profiles", f"{g}.spec.json") for g in gpus}
     out = ["", "| figure | " + " | ".join(gpus) + " |", "|---|" + "---|" * len(gpus)]

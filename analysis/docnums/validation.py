@@ -20,6 +20,8 @@ HELD_OUT = [
     ("H100", "held-out realistic batches, set 3", "h100/validation/heldout3"),
     ("H100", "held-out realistic batches, set 3, run as CUDA graphs",
      "h100/validation/heldout3_graph"),
+    ("H100", "held-out realistic batches, set 3, the merge a programmatic dependent launch",
+     "h100/validation/heldout3_pdl"),
     ("H100", "held-out realistic batches, set 2", "h100/validation/heldout2"),
     ("H100", "held-out realistic batches, set 2, run as CUDA graphs",
      "h100/validation/heldout2_graph"),

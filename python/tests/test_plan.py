@@ -149,3 +149,19 @@ def test_graph_launch_model_is_the_clis(tmp_path, cli):
         anvil.plan(w, "profit_pack", launch_model="graphs")
     with pytest.raises(ValueError, match="launch_model"):
         anvil.plan(w, "profit_pack", launch_model=3)
+
+
+def test_pdl_launch_model_is_the_clis(tmp_path, cli):
+    """launch_model="pdl" gives the plan `anvil plan --launch pdl` writes; a spec that has not
+    measured the dependent merge's join predicts it as streams."""
+    w = anvil.levels([1, 16], [256, 16])
+    out = tmp_path / "plan.json"
+    subprocess.run([cli, "plan", "--levels", "B=1,16 L=256,16", "-s", "greedy_division",
+                    "--launch", "pdl", "-g", "H100-SXM", "-o", str(out)],
+                   check=True, capture_output=True)
+    p = anvil.plan(w, "greedy_division", gpu="H100-SXM", launch_model="pdl")
+    s = anvil.plan(w, "greedy_division", gpu="H100-SXM")
+    assert (p.launch_model, s.launch_model) == ("pdl", "streams")
+    assert p.to_json() == out.read_text()
+    assert (anvil.simulate(p, gpu="H100-SXM").predicted_us
+            == anvil.simulate(s, gpu="H100-SXM").predicted_us)
