@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/json_util.h"
+#include "core/plan.h"
 
 #ifndef AV_DATA_DIR
 #define AV_DATA_DIR "."
@@ -76,12 +77,12 @@ double av_gpu_hbm_bw_GBps(const av_gpu_t *g) {
 }
 
 void av_gpu_launch_costs(const av_gpu_t *g, int model, av_launch_costs_t *out) {
-  const int graph = model == 1, measured = graph && g->graph_run_tail_us > 0;
+  const int graph = model == AV_LAUNCH_GRAPH, measured = graph && g->graph_run_tail_us > 0;
   out->issue_first_us = measured ? 0 : g->launch_overhead_us;
   out->issue_step_us = graph ? 0 : g->launch_overhead_us;
   out->stream_gap_us = measured ? g->graph_stream_gap_us : g->stream_gap_us;
   out->join_us = measured ? g->graph_join_overhead_us : g->join_overhead_us;
-  if (model == 2 && g->pdl_join_overhead_us > 0) out->join_us = g->pdl_join_overhead_us;
+  if (model == AV_LAUNCH_PDL && g->pdl_join_overhead_us > 0) out->join_us = g->pdl_join_overhead_us;
   out->tail_us = measured ? g->graph_run_tail_us : g->run_tail_us;
 }
 

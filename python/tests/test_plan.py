@@ -130,18 +130,25 @@ def test_exec_without_a_device_says_so():
         assert r["verified"] and r["max_rel_err"] < 1e-2
 
 
+def _model_and_streams(tmp_path, cli, w, scheduler, model):
+    """The plan of `scheduler` for batch B=1,16 L=256,16 (w) on the H100 with launch_model
+    `model` and with streams, after checking the first is the one `anvil plan --launch` writes."""
+    out = tmp_path / "plan.json"
+    subprocess.run([cli, "plan", "--levels", "B=1,16 L=256,16", "-s", scheduler,
+                    "--launch", model, "-g", "H100-SXM", "-o", str(out)],
+                   check=True, capture_output=True)
+    m = anvil.plan(w, scheduler, gpu="H100-SXM", launch_model=model)
+    s = anvil.plan(w, scheduler, gpu="H100-SXM")
+    assert (m.launch_model, s.launch_model) == (model, "streams")
+    assert m.to_json() == out.read_text()
+    return m, s
+
+
 def test_graph_launch_model_is_the_clis(tmp_path, cli):
     """launch_model="graph" gives the plan `anvil plan --launch graph` writes; the simulator
     issues its launches together, so a small two-launch plan is predicted faster."""
     w = anvil.levels([1, 16], [256, 16])
-    out = tmp_path / "plan.json"
-    subprocess.run([cli, "plan", "--levels", "B=1,16 L=256,16", "-s", "profit_pack",
-                    "--launch", "graph", "-g", "H100-SXM", "-o", str(out)],
-                   check=True, capture_output=True)
-    g = anvil.plan(w, "profit_pack", gpu="H100-SXM", launch_model="graph")
-    s = anvil.plan(w, "profit_pack", gpu="H100-SXM")
-    assert (g.launch_model, s.launch_model) == ("graph", "streams")
-    assert g.to_json() == out.read_text()
+    g, s = _model_and_streams(tmp_path, cli, w, "profit_pack", "graph")
     assert len(g.launches) == 2
     assert (anvil.simulate(g, gpu="H100-SXM").predicted_us
             < anvil.simulate(s, gpu="H100-SXM").predicted_us)
@@ -155,13 +162,6 @@ def test_pdl_launch_model_is_the_clis(tmp_path, cli):
     """launch_model="pdl" gives the plan `anvil plan --launch pdl` writes; a spec that has not
     measured the dependent merge's join predicts it as streams."""
     w = anvil.levels([1, 16], [256, 16])
-    out = tmp_path / "plan.json"
-    subprocess.run([cli, "plan", "--levels", "B=1,16 L=256,16", "-s", "greedy_division",
-                    "--launch", "pdl", "-g", "H100-SXM", "-o", str(out)],
-                   check=True, capture_output=True)
-    p = anvil.plan(w, "greedy_division", gpu="H100-SXM", launch_model="pdl")
-    s = anvil.plan(w, "greedy_division", gpu="H100-SXM")
-    assert (p.launch_model, s.launch_model) == ("pdl", "streams")
-    assert p.to_json() == out.read_text()
+    p, s = _model_and_streams(tmp_path, cli, w, "greedy_division", "pdl")
     assert (anvil.simulate(p, gpu="H100-SXM").predicted_us
             == anvil.simulate(s, gpu="H100-SXM").predicted_us)
