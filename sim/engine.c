@@ -39,7 +39,7 @@ static void layout(av__eng_t *e, carve_t *c, int64_t n_items, int64_t n_merge, i
   double **sm_d[] = {&e->W,     &e->PHI,   &e->rho,   &e->irho,  &e->phi,
                      &e->iphi,  &e->Cn,    &e->nC,    &e->mtmin, &e->ftmin,
                      &e->tamin, &e->next,  &e->busy_since, &e->busy_us, &e->capsum,
-                     &e->sbar,  &e->hsum,  &e->hbar};
+                     &e->sbar,  &e->hsum,  &e->hbar,  &e->msum};
   for (size_t i = 0; i < sizeof sm_d / sizeof *sm_d; i++) *sm_d[i] = carve(c, S, sizeof(double));
   int32_t **sm_i[] = {&e->n_mem, &e->n_cmp, &e->n_res, &e->hw};
   for (size_t i = 0; i < sizeof sm_i / sizeof *sm_i; i++) *sm_i[i] = carve(c, S, sizeof(int32_t));
@@ -53,6 +53,10 @@ static void layout(av__eng_t *e, carve_t *c, int64_t n_items, int64_t n_merge, i
   for (size_t i = 0; i < sizeof sl_d / sizeof *sl_d; i++)
     *sl_d[i] = carve(c, (size_t)slots, sizeof(double));
   e->sl_cur = carve(c, (size_t)slots, sizeof *e->sl_cur);
+  e->ph = carve(c, e->l2_ranges ? (size_t)slots : 0, sizeof *e->ph);
+  e->members = carve(c, e->l2_ranges ? (size_t)slots : 0, sizeof *e->members);
+  e->touched = carve(c, (size_t)S, sizeof(int32_t));
+  e->is_touched = carve(c, (size_t)S, 1);
   e->starters = carve(c, (size_t)slots, sizeof(int32_t));
   e->active = carve(c, (size_t)n_l, sizeof(int32_t));
   e->dirty = carve(c, (size_t)(2 * S), sizeof(int32_t));
@@ -331,6 +335,8 @@ static void init_sms(av__eng_t *e) {
     e->sbar[s] = e->hbar[s] = 1.0;
     e->mtmin[s] = e->ftmin[s] = e->tamin[s] = e->next[s] = AV__BIG;
   }
+  if (e->l2_ranges)  /* no slot is in a platoon */
+    for (int64_t sl = 0; sl < (int64_t)e->S * e->maxc; sl++) e->ph[sl].run = e->ph[sl].next = -1;
 }
 
 static int grow_timeline(av_timeline_t *tl, int64_t need, av_error_t *err) {
@@ -419,6 +425,7 @@ static int engine_setup(av__eng_t *e, const av__engine_in_t *in, av_tile_t *merg
   e->box_rows = e->cta_caps ? av__engine_box_rows(g, in->workload) : 0;
   double l2_blocks = in->durations_us ? 0 : g->l2_bytes / (e->line_tokens * e->token_bytes);
   *l2_cap = l2_blocks >= INT32_MAX / 4 ? INT32_MAX / 4 : (int32_t)l2_blocks;
+  e->l2_ranges = !in->l2_lines && *l2_cap > 0;
   return AV_OK;
 }
 
@@ -447,7 +454,13 @@ int av__engine_run(const av__engine_in_t *in, av_sim_result_t *out, av_timeline_
   carve(&c, (size_t)nl + 1, sizeof(int32_t));
   carve(&c, (size_t)qo, sizeof(int32_t));
   carve(&c, (size_t)nl, sizeof(uint64_t));
-  carve(&c, av__l2_bytes(l2_cap), 1);
+  /* the range model's runs: those being read (at most one per slot) and what the L2 holds
+   * (runs of at least a line; the pool drops the oldest when it fills) */
+  const int64_t slots = (int64_t)e.S * e.maxc;
+  const int32_t n_runs = e.l2_ranges ? (int32_t)(slots + 2 * (int64_t)l2_cap + 64) : 0;
+  const int32_t line_cap = e.l2_ranges ? 0 : l2_cap;
+  carve(&c, av__l2_bytes(line_cap), 1);
+  carve(&c, av__runs_bytes(n_runs), 1);
   c.base = calloc(1, c.off ? c.off : 1);
   if (!c.base)
     return av_error_set(err, AV_ERR_NOMEM, NULL, NULL,
@@ -460,7 +473,9 @@ int av__engine_run(const av__engine_in_t *in, av_sim_result_t *out, av_timeline_
   int32_t *offs = carve(&c, (size_t)nl + 1, sizeof(int32_t));
   int32_t *qoffs = carve(&c, (size_t)qo, sizeof(int32_t));
   uint64_t *keys = carve(&c, (size_t)nl, sizeof(uint64_t));
-  av__l2_init(&e.l2, l2_cap, carve(&c, av__l2_bytes(l2_cap), 1));
+  av__l2_init(&e.l2, line_cap, carve(&c, av__l2_bytes(line_cap), 1));
+  av__runs_init(&e.runs, n_runs, (double)l2_cap * e.line_tokens * e.token_bytes,
+                e.line_tokens * e.token_bytes, carve(&c, av__runs_bytes(n_runs), 1));
 
   rc = build_grids(&e, lists, offs, qoffs, queue, err);
   if (!rc) rc = setup_launches(&e, nl, &merge_tile, err);
@@ -490,6 +505,7 @@ int av__sim_engine(const av_sim_config_t *cfg, const av_plan_t *p, const av_work
                    const av_costmodel_t *cost, av_sim_result_t *out, av_timeline_t *tl,
                    av_error_t *err) {
   av__engine_in_t in = {.plan = p, .workload = w, .gpu = gpu, .variants = variants,
-                        .cost = cost, .record_timeline = cfg->record_timeline};
+                        .cost = cost, .record_timeline = cfg->record_timeline,
+                        .l2_lines = cfg->model == AV_SIM_ENGINE_LINES};
   return av__engine_run(&in, out, tl, NULL, err);
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/l2_runs.h"
 #include "sim/sim.h"
 
 /* --- L2: LRU over KV lines (head, node, line of whole paged blocks) --------------------- */
@@ -51,6 +52,25 @@ typedef struct av__l2_cursor {
  * at two lines (docs/simulator.md#l2-lines-in-reading-order). */
 #define AV__L2_PHASE_LINES 1
 
+/* A slot's current range phase (sim/engine_ranges.c): the tokens it reads and what of them
+ * comes from HBM, from W0 on its SM's byte clock (the phase's rest after a re-division). */
+typedef struct av__l2_phase {
+  double W0, bytes;            /* the SM's W at its start (once active); its bytes */
+  double kv, other, miss, mf;  /* KV bytes, other bytes, KV bytes missed; miss / bytes */
+  double tok0, tok1;           /* the token span it reads */
+  double m0;                   /* the miss clock at its start */
+  uint64_t key;                /* (head, node) */
+  int64_t line0, line1;        /* its lines */
+  int32_t run, next;           /* the run whose platoon it is in (-1: none); next member */
+  int32_t seg;                 /* its segment and box span (a cut phase resumes there) */
+  int64_t s0, s1;
+  int hit;                     /* reads lines the L2 holds (refreshed at its end) */
+} av__l2_phase_t;
+typedef struct av__member {    /* a platoon member while its run's misses are re-divided */
+  double pos, end, again;      /* where it is, where it stops; tokens it fetches again */
+  int32_t slot;
+} av__member_t;
+
 /* --- engine entry point with measured durations --------------------------------------- */
 typedef struct av__engine_in {
   const av_plan_t *plan;
@@ -69,6 +89,8 @@ typedef struct av__engine_in {
   const double *merge_durations_us;
   /* Leave the merge phase out (replay of a trace that recorded no merge CTAs). */
   int skip_merge;
+  /* The per-line L2 (sim/l2.c), the reference model, instead of runs of lines. */
+  int l2_lines;
 } av__engine_in_t;
 
 /* Query-head rows per merge CTA as the engine models them: the compiled merge variant's m
@@ -184,7 +206,15 @@ typedef struct av__eng {
   double *heap_t;
   int32_t *heap_l, heap_n;
   int32_t partial_left, launches_left;
-  av__l2_t l2;
+  av__l2_t l2;                        /* the per-line reference model (in->l2_lines) */
+  int l2_ranges;                      /* the range model (sim/engine_ranges.c) is on */
+  av__runs_t runs;
+  av__l2_phase_t *ph;                 /* per slot */
+  av__member_t *members;              /* scratch: one per slot */
+  double *msum;                       /* per SM: sum of memory-active slots' miss / bytes */
+  double m_clk;                       /* KV bytes missed so far (the L2's reuse clock) */
+  int32_t *touched, n_touched;        /* SMs whose slots a platoon re-division moved */
+  uint8_t *is_touched;
   double hbm_bytes, l2_bytes;
   av_timeline_t *tl;
 } av__eng_t;
@@ -194,6 +224,18 @@ typedef struct av__eng {
  * r, end rounded up to r). */
 int32_t av__engine_box_rows(const av_gpu_t *gpu, const av_workload_t *w);
 void av__engine_box_span(int32_t r, int64_t begin, int64_t end, int64_t *b, int64_t *e);
+
+/* sim/engine_l2.c: points slot sl's L2 cursor at the first line of the first segment of its
+ * item from k on that has tokens (seg AV__NO_PHASE when none is left); the next KV phase of
+ * slot sl, whose bytes it returns (plus `other`, the job's non-KV bytes, carried by its
+ * first phase), *hbm_out the part that competes for HBM. */
+void av__engine_seg_enter(av__eng_t *e, int64_t sl, const av_item_t *item, int32_t k);
+double av__engine_kv_phase(av__eng_t *e, int64_t sl, double other, double *hbm_out);
+/* sim/engine_ranges.c: the range model's next phase of slot sl (as av__engine_kv_phase; for
+ * an active slot it also sets the byte target and its SM's sums), and the end of its phase
+ * (it leaves its platoon, or refreshes the lines it hit). */
+double av__ranges_phase(av__eng_t *e, int64_t sl, double other, double *hbm_out);
+void av__ranges_phase_end(av__eng_t *e, int64_t sl);
 
 /* sim/engine_loop.c: runs the events to the end; fills e->L[*].start_us/end_us. */
 int av__engine_loop(av__eng_t *e, av_error_t *err);

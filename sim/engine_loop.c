@@ -97,64 +97,6 @@ static void launch_start(av__eng_t *e, int32_t li, double t) {
 }
 
 /* --- jobs: one item (or merge CTA) of one head on one slot ------------------------------ */
-/* Points slot sl's L2 cursor at the first line of the first segment of its item from k on
- * that has tokens (AV__NO_PHASE when none is left). */
-static void seg_enter(av__eng_t *e, int64_t sl, const av_item_t *item, int32_t k) {
-  for (; k < item->n_seg; k++) {
-    const av_segment_t *sg = &e->plan->segments[item->seg_begin + k];
-    if (sg->end <= sg->begin) continue;
-    int64_t s0, s1;  /* the boxes the kernel copies (sim/engine_boxes.c) */
-    av__engine_box_span(e->box_rows, sg->begin, sg->end, &s0, &s1);
-    av__l2_cursor_t *c = &e->sl_cur[sl];
-    c->seg = k;
-    c->s0 = s0;
-    c->s1 = s1;
-    c->line = s0 / e->line_tokens;
-    c->key = ((uint64_t)e->sl_head[sl] * (uint64_t)e->plan->n_nodes + (uint64_t)sg->node) << 32;
-    return;
-  }
-  e->sl_cur[sl].seg = AV__NO_PHASE;
-}
-
-/* KV bytes of the job on slot sl, split into L2 hits and HBM misses line by line; returns
- * the HBM-equivalent bytes the CTA must move, *miss_out the part that comes from HBM. A CTA
- * reads its KV over its whole run, and CTAs that read one prefix at nearly the same pace hit
- * each other's lines even when the prefix is larger than the L2: so the lines are looked up
- * a phase (AV__L2_PHASE_LINES lines) at a time, each phase when the CTA has moved the bytes
- * before it (process_sm), in the order the kernel reads them. This call looks up the next phase from
- * the slot's cursor (seg_enter) and leaves its seg at AV__NO_PHASE after the last. Without an
- * L2 a job is one phase. */
-static double kv_phase(av__eng_t *e, int64_t sl, double *miss_out) {
-  const av_item_t *item = &e->plan->items[e->sl_job[sl]];
-  if (e->l2.cap == 0) {
-    double b = (double)e->item_kv_tokens[e->sl_job[sl]] * e->token_bytes;
-    e->hbm_bytes += b;
-    e->sl_cur[sl].seg = AV__NO_PHASE;
-    *miss_out = b;
-    return b;
-  }
-  const int64_t bs = e->line_tokens;
-  double hit = 0, miss = 0;
-  av__l2_cursor_t *c = &e->sl_cur[sl];
-  for (int32_t left = AV__L2_PHASE_LINES; left > 0 && c->seg != AV__NO_PHASE; left--) {
-    const int64_t b = c->line, s0 = c->s0, s1 = c->s1;
-    const int64_t lo = b * bs > s0 ? b * bs : s0;
-    const int64_t hi = (b + 1) * bs < s1 ? (b + 1) * bs : s1;
-    const double bytes = (double)(hi - lo) * e->token_bytes;
-    if (av__l2_access(&e->l2, c->key | (uint64_t)b)) hit += bytes;
-    else miss += bytes;
-    if ((b + 1) * bs < s1) c->line = b + 1;
-    else seg_enter(e, sl, item, c->seg + 1);
-  }
-  e->hbm_bytes += miss;
-  e->l2_bytes += hit;
-  *miss_out = e->cta_caps ? miss : miss + hit * e->l2_cost;
-  /* A CTA held to its own rate bound (cta_caps) is limited by its pipeline, not by where
-   * the bytes come from: the profile's kernels stream at a fraction of even L2's latency
-   * bound, so a hit takes a byte's time of the CTA like a miss does. */
-  return miss + hit * (e->cta_caps ? 1.0 : e->l2_cost);
-}
-
 static void job_begin(av__eng_t *e, int32_t sl, double t, int queued) {
   const av__eng_launch_t *L = &e->L[e->sl_launch[sl]];
   int32_t job = e->sl_job[sl], head = e->sl_head[sl];
@@ -179,12 +121,12 @@ static void job_begin(av__eng_t *e, int32_t sl, double t, int queued) {
   } else if (e->in->durations_us) {
     fixed = e->in->durations_us[(int64_t)job * e->hkv + head];
   } else {
-    double miss;
-    if (e->l2.cap > 0) seg_enter(e, sl, &e->plan->items[job], 0);
-    bytes = kv_phase(e, sl, &miss) + e->item_other_bytes[job];
+    double hbm;
+    if (e->l2.cap > 0 || e->l2_ranges) av__engine_seg_enter(e, sl, &e->plan->items[job], 0);
+    bytes = av__engine_kv_phase(e, sl, e->item_other_bytes[job], &hbm);
     /* L2 hits take the CTA's time (its rate bound) but not HBM's: only this share of its
      * bytes competes for HBM bandwidth (queries, outputs and partial states included) */
-    h = bytes > 0 ? (miss + e->item_other_bytes[job]) / bytes : 1;
+    h = bytes > 0 ? hbm / bytes : 1;
     e->hbm_bytes += e->item_other_bytes[job];
     flops = e->item_flops[job];
     if (e->cta_caps) {
@@ -295,7 +237,8 @@ static void process_sm(av__eng_t *e, int32_t s, double t) {
   const int64_t base = (int64_t)s * e->maxc;
   const double tol = 4 * EPS_US;
   int32_t n_mem = e->n_mem[s], n_cmp = e->n_cmp[s];
-  double capsum = e->capsum[s], hsum = e->hsum[s];
+  double capsum = e->capsum[s];
+  const double hsum0 = e->hsum[s];  /* range phases also move other slots' shares */
   for (int32_t j = 0; j < e->hw[s]; j++) {
     int64_t sl = base + j;
     if (e->sl_state[sl] == 0) continue;
@@ -318,27 +261,41 @@ static void process_sm(av__eng_t *e, int32_t s, double t) {
           e->sl_ta[sl] = 0;
         }
         capsum += e->sl_cap[sl];
-        hsum += e->sl_h[sl];
+        e->hsum[s] += e->sl_h[sl];
+        if (e->l2_ranges) {
+          e->ph[sl].W0 = e->W[s];
+          e->msum[s] += e->ph[sl].mf;
+        }
       }
       if (e->sl_flops[sl] > 0) {
         e->sl_ft[sl] = e->PHI[s] + e->sl_flops[sl];
         n_cmp++;
       }
     } else {
-      if (e->sl_mt[sl] < BIG && (e->sl_mt[sl] - e->W[s]) * e->irho[s] <= tol &&
-          e->sl_cur[sl].seg != AV__NO_PHASE) {
+      const int bytes_done = e->sl_mt[sl] < BIG && (e->sl_mt[sl] - e->W[s]) * e->irho[s] <= tol;
+      if (bytes_done && e->l2_ranges) av__ranges_phase_end(e, sl);
+      if (bytes_done && e->sl_cur[sl].seg != AV__NO_PHASE) {
         /* the phase's bytes are done: the next phase's lines go through the L2 now */
-        double miss, bytes = kv_phase(e, sl, &miss);
-        hsum -= e->sl_h[sl];
-        e->sl_h[sl] = bytes > 0 ? miss / bytes : 1;
-        hsum += e->sl_h[sl];
-        e->sl_mt[sl] += bytes;
+        double hbm, bytes;
+        if (e->l2_ranges) {
+          bytes = av__ranges_phase(e, sl, 0, &hbm);  /* sets the target and the sums */
+        } else {
+          bytes = av__engine_kv_phase(e, sl, 0, &hbm);
+          e->hsum[s] -= e->sl_h[sl];
+          e->sl_h[sl] = bytes > 0 ? hbm / bytes : 1;
+          e->hsum[s] += e->sl_h[sl];
+          e->sl_mt[sl] += bytes;
+        }
       }
       if (e->sl_mt[sl] < BIG && (e->sl_mt[sl] - e->W[s]) * e->irho[s] <= tol) {
         e->sl_mt[sl] = BIG;
         n_mem--;
         capsum -= e->sl_cap[sl];
-        hsum -= e->sl_h[sl];
+        e->hsum[s] -= e->sl_h[sl];
+        if (e->l2_ranges) {
+          e->msum[s] -= e->ph[sl].mf;
+          e->ph[sl].mf = 0;
+        }
       }
       if (e->sl_ft[sl] < BIG && (e->sl_ft[sl] - e->PHI[s]) * e->iphi[s] <= tol) {
         e->sl_ft[sl] = BIG;
@@ -351,9 +308,9 @@ static void process_sm(av__eng_t *e, int32_t s, double t) {
       else job_end(e, (int32_t)sl, s, t);
     }
   }
-  if (n_mem != e->n_mem[s] || capsum != e->capsum[s] || hsum != e->hsum[s]) {
+  if (n_mem != e->n_mem[s] || capsum != e->capsum[s] || hsum0 != e->hsum[s]) {
     e->capsum[s] = capsum;
-    e->hsum[s] = n_mem > 0 ? hsum : 0;  /* no drift once the SM is idle */
+    if (n_mem == 0) e->hsum[s] = e->msum[s] = 0;  /* no drift once the SM is idle */
     e->hbar[s] = n_mem > 0 ? e->hsum[s] / n_mem : 1;
     if (e->has_curve) e->sbar[s] = mean_curve(e, s, n_mem);
     set_n_mem(e, s, n_mem);
@@ -381,6 +338,18 @@ static void sm_mins(av__eng_t *e, int32_t s) {
   e->mtmin[s] = mt;
   e->ftmin[s] = ft;
   e->tamin[s] = ta;
+}
+
+/* Range phases re-divided the misses of platoon members on these SMs: their HBM shares and
+ * byte targets moved. */
+static void flush_touched(av__eng_t *e) {
+  for (int32_t i = 0; i < e->n_touched; i++) {
+    const int32_t s = e->touched[i];
+    e->is_touched[s] = 0;
+    e->hbar[s] = e->n_mem[s] > 0 ? e->hsum[s] / e->n_mem[s] : 1;
+    sm_mins(e, s);
+  }
+  e->n_touched = 0;
 }
 
 /* --- dispatch --------------------------------------------------------------------------- */
@@ -503,16 +472,20 @@ int av__engine_loop(av__eng_t *e, av_error_t *err) {
                           e->launches_left);
     double dt = tn > t ? tn - t : 0;
     int32_t n_due = 0;
+    double missed = 0;  /* the range L2's clock: KV bytes fetched from HBM */
     for (int32_t s = 0; s < S; s++) {
       e->W[s] += e->rho[s] * dt;
       e->PHI[s] += e->phi[s] * dt;
+      missed += e->rho[s] * e->msum[s];
       if (e->next[s] <= tn + EPS_US) due[n_due++] = s;
     }
+    e->m_clk += missed * dt;
     t = tn;
     while (e->heap_n && e->heap_t[0] <= t + EPS_US) launch_start(e, heap_pop(e), t);
     for (int32_t d = 0; d < n_due; d++) process_sm(e, due[d], t);
     for (int32_t d = 0; d < n_due; d++) sm_mins(e, due[d]);
     dispatch(e, t);
+    if (e->n_touched) flush_touched(e);
     water_level(e);
     const double f = e->f;
     tn = e->heap_n ? e->heap_t[0] : BIG;

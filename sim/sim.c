@@ -19,6 +19,7 @@ static const struct {
 } sim_models[] = {
     {"waves", AV_SIM_WAVES, av__sim_waves},
     {"engine", AV_SIM_ENGINE, av__sim_engine},
+    {"engine_lines", AV_SIM_ENGINE_LINES, av__sim_engine},
 };
 #define N_SIM_MODELS (sizeof sim_models / sizeof sim_models[0])
 

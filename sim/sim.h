@@ -14,7 +14,10 @@
 #include "core/variants.h"
 #include "core/workload.h"
 
-typedef enum { AV_SIM_WAVES = 0, AV_SIM_ENGINE = 1 } av_sim_model_t;
+/* engine_lines: the engine with its L2 looked up one KV line at a time, the reference the
+ * engine's runs of lines are tested against (docs/simulator.md#l2-over-ranges); its cost
+ * grows with the plan's KV. */
+typedef enum { AV_SIM_WAVES = 0, AV_SIM_ENGINE = 1, AV_SIM_ENGINE_LINES = 2 } av_sim_model_t;
 int av_sim_model_from_name(const char *name, av_sim_model_t *out);
 const char *av_sim_model_name(av_sim_model_t m);
 /* av_sim_model_from_name with a user-facing error: AV_ERR_NAME naming source/path and
