@@ -129,6 +129,45 @@ START_TEST(shards_merged_equal_one) {
 }
 END_TEST
 
+/* The "gpu,workload" keys of the rows of dir's results.csv, one per row, into keys. */
+static int row_batches(const char *dir, char keys[][64], int cap) {
+  char *csv = slurp(dir, "results.csv");
+  ck_assert_ptr_nonnull(csv);
+  int n = 0;
+  char *save = NULL;
+  strtok_r(csv, "\n", &save);  /* the header */
+  for (char *line = strtok_r(NULL, "\n", &save); line && n < cap;
+       line = strtok_r(NULL, "\n", &save)) {
+    char *second = strchr(line, ',');
+    char *third = second ? strchr(second + 1, ',') : NULL;
+    ck_assert_ptr_nonnull(third);
+    snprintf(keys[n++], 64, "%.*s", (int)(third - line), line);
+  }
+  free(csv);
+  return n;
+}
+
+/* Shards take whole batches: every row of one (GPU, batch) runs in one shard, so `auto`
+ * finds the other rows' predictions there; the rows of 24 batches split 12/12 over two. */
+START_TEST(shards_split_by_batch) {
+  ck_assert_int_eq(anvil(NULL, "run", "study.json", "--out", "b0", "--shard", "0/2", "-q", NULL), 0);
+  ck_assert_int_eq(anvil(NULL, "run", "study.json", "--out", "b1", "--shard", "1/2", "-q", NULL), 0);
+  static char a[200][64], b[200][64];
+  const int na = row_batches("b0", a, 200), nb = row_batches("b1", b, 200);
+  ck_assert_int_eq(na, 60);
+  ck_assert_int_eq(nb, 60);
+  for (int i = 0; i < na; i++) {
+    int same = 0;
+    for (int j = 0; j < na; j++) same += strcmp(a[i], a[j]) == 0;
+    ck_assert_msg(same == 5, "%s has %d of its 5 rows in shard 0", a[i], same);
+    for (int j = 0; j < nb; j++)
+      ck_assert_msg(strcmp(a[i], b[j]) != 0, "%s has rows in both shards", a[i]);
+  }
+  ck_assert_int_eq(anvil(NULL, "merge", "b1", "b0", "--out", "bm", "-q", NULL), 0);
+  same_results("one", "bm");
+}
+END_TEST
+
 START_TEST(mpirun_two_ranks_equal_one) {
 #ifdef AV_MPI
   char *argv[] = {"/bin/sh", "-c",
@@ -296,6 +335,7 @@ int main(void) {
   tcase_add_test(tc, jobs_two_equal_one);
   tcase_add_test(tc, killed_and_resumed_equals_uninterrupted);
   tcase_add_test(tc, shards_merged_equal_one);
+  tcase_add_test(tc, shards_split_by_batch);
   tcase_add_test(tc, mpirun_two_ranks_equal_one);
   tcase_add_test(tc, auto_reuse_changes_nothing);
   tcase_add_test(tc, failing_row_reported_alone);
