@@ -1,7 +1,8 @@
 /* Studies at scale, run as a user runs them (the built `anvil` in a child process): a result
  * set is byte-identical whether it comes from one thread, --jobs 2, a run killed part-way
- * and resumed, shards merged by `anvil merge`, or (an MPI build) mpirun -n 2; `auto` reusing
- * the rows before it gives the rows it gives alone. A failing row
+ * and resumed, shards merged by `anvil merge` (a shard holds whole batches), or (an MPI
+ * build) mpirun -n 2; `auto` reusing the other rows of its batch, listed before or after it,
+ * gives the rows it gives alone. A failing row
  * is reported alone; the RTX 4090 batch with a 32k shared prefix completes. The output
  * directory is one unit: a kill between its files, a full disk (injected, or a real
  * file-size limit) or a bad timeline path leave
@@ -185,8 +186,9 @@ START_TEST(mpirun_two_ranks_equal_one) {
 }
 END_TEST
 
-/* The auto rows of "auto" listed first (nothing to reuse) and last (it reuses the four rows
- * before it) are the same lines. */
+/* The auto rows of "auto" alone (nothing to reuse), listed first and listed last (it reuses
+ * the four other rows either way: a batch's auto rows run after its other rows) are the
+ * same lines. */
 static char *auto_lines(const char *dir) {
   char *csv = slurp(dir, "results.csv"), *out = calloc(1, strlen(csv) + 1);
   for (char *line = strtok(csv, "\n"); line; line = strtok(NULL, "\n"))
@@ -198,8 +200,9 @@ static char *auto_lines(const char *dir) {
 START_TEST(auto_reuse_changes_nothing) {
   static const char *const orders[] = {
       "\"auto\", \"query_centric\", \"greedy_division\", \"profit_pack\", \"streamk_balance\"",
-      "\"query_centric\", \"greedy_division\", \"profit_pack\", \"streamk_balance\", \"auto\""};
-  for (int k = 0; k < 2; k++) {
+      "\"query_centric\", \"greedy_division\", \"profit_pack\", \"streamk_balance\", \"auto\"",
+      "\"auto\""};
+  for (int k = 0; k < 3; k++) {
     char text[2048], name[16], dir[16];
     snprintf(text, sizeof text,
              "{\"name\": \"reuse\", \"gpus\": [\"H200-SXM\", \"A100-80GB-SXM\"], "
@@ -212,11 +215,13 @@ START_TEST(auto_reuse_changes_nothing) {
     write_file(name, text);
     ck_assert_int_eq(anvil(NULL, "run", name, "--out", dir, "-q", NULL), 0);
   }
-  char *first = auto_lines("reuse0"), *last = auto_lines("reuse1");
+  char *first = auto_lines("reuse0"), *last = auto_lines("reuse1"), *alone = auto_lines("reuse2");
   ck_assert_msg(strlen(first) > 0 && strcmp(first, last) == 0, "auto differs:\n%s\n%s", first,
                 last);
+  ck_assert_msg(strcmp(first, alone) == 0, "auto differs:\n%s\n%s", first, alone);
   free(first);
   free(last);
+  free(alone);
 }
 END_TEST
 
