@@ -193,14 +193,13 @@ static void race_enter(race_t *r, int k) {
   }
 }
 
-static int race_add(race_t *r, const av_scheduler_ops_t *ops, const char *alt) {
-  if (r->n == AV_AUTO_MAX_CANDIDATES) return 0;
+static void race_add(race_t *r, const av_scheduler_ops_t *ops, const char *alt) {
+  if (r->n == AV_AUTO_MAX_CANDIDATES) return;
   cand_t *c = &r->c[r->n++];
   memset(c, 0, sizeof *c);
   c->ops = ops;
   c->alt = alt;
   c->memo = -1;
-  return 1;
 }
 
 /* Every other scheduler: its defaults, then each policy alternative it declares (PAT's
