@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes the experiment of the study benchmark (docs/studies.md): N seeded random forests of
 up to 256 requests (depth 1-4, up to 4 children, node lengths 16-4096 tokens) on the H200
-spec, each planned by five schedulers, `auto` last so it reuses the other four rows'
-predictions.
+spec, each planned by five schedulers; `auto` reuses the other four rows' predictions
+(docs/studies.md#threads).
 
     python3 bench/random_study.py 10000 > /tmp/study10k.json
     /usr/bin/time -v anvil run /tmp/study10k.json --jobs 2 --out /tmp/study10k -q --progress

@@ -25,7 +25,7 @@ static const av_cli_opt_t k_opts[] = {
     {"timeline-of", OPT_TIMELINE_OF, "[GPU/]WORKLOAD[/LABEL]",
      "which plan --timeline records (default: the first row)"},
     {"jobs", 'j', "N", "worker threads (default 1); results are the same for any N"},
-    {"shard", OPT_SHARD, "I/N", "run only rows with index % N == I (merge with anvil merge)"},
+    {"shard", OPT_SHARD, "I/N", "run every Nth batch from the Ith, all its rows (merge with anvil merge)"},
     {"resume", OPT_RESUME, NULL, "continue a killed run from its journal (DIR.partial)"},
     {"progress", OPT_PROGRESS, NULL, "show progress on stderr even when it is not a terminal"},
     {"quiet", 'q', NULL, "print only where the results went and the summary line"},
@@ -61,7 +61,7 @@ static int64_t timeline_row(const av_experiment_t *e, const run_args_t *a,
   for (int64_t i = 0; i < n; i++) {
     av_result_row_t x;
     av_results_row_locate(e, i, &x);
-    if ((o->shard_count <= 1 || i % o->shard_count == o->shard_index) &&
+    if (av_run_in_shard(e, o, i) &&
         timeline_match(a->timeline_of, e, x.gpu, x.batch, x.sched))
       return i;
   }

@@ -1,8 +1,10 @@
-/* The experiment run loop (pipeline/run.h). Work is handed out by (GPU, batch) group: a
- * worker takes the next group, makes its cost model once and runs the group's rows in
- * scheduler order, so `auto` finds the predictions of the schedulers listed before it in
- * the group's memo whatever the number of threads. Each row writes only its own slot of the
- * results, which are therefore in row order; a journaled row is appended as it finishes. */
+/* The experiment run loop (pipeline/run.h). Work is handed out by (GPU, batch) group, and
+ * shards take whole groups: a worker takes the next group, makes its cost model once and
+ * runs the group's rows, the other schedulers' first and `auto`'s last, all sharing one memo
+ * of predictions, so `auto` finds the other rows' predictions (and they, and a later `auto`,
+ * its own) whatever the row order, the number of threads or shards. Each row writes only
+ * its own slot of the results, which are therefore in row order; a journaled row is
+ * appended as it finishes. */
 #include "pipeline/run.h"
 
 #include <pthread.h>
@@ -14,6 +16,7 @@
 
 #include "pipeline/files.h"
 #include "proofs/proofs.h"
+#include "schedulers/auto.h"
 
 void av_run_opts_default(av_run_opts_t *o) {
   memset(o, 0, sizeof *o);
@@ -34,14 +37,21 @@ int av_run_shard_parse(const char *text, const char *opt, int *index, int *count
   return AV_OK;
 }
 
-static int in_shard(const av_run_opts_t *o, int64_t index) {
-  return o->shard_count <= 1 || index % o->shard_count == o->shard_index;
+int av_run_in_shard(const av_experiment_t *e, const av_run_opts_t *o, int64_t index) {
+  return o->shard_count <= 1 || index / e->n_scheds % o->shard_count == o->shard_index;
+}
+
+int64_t av_run_row_slot(const av_experiment_t *e, const av_run_opts_t *o, int64_t index) {
+  if (o->shard_count <= 1) return index;
+  const int64_t group = index / e->n_scheds;
+  return group / o->shard_count * e->n_scheds + index % e->n_scheds;
 }
 
 int64_t av_run_row_total(const av_experiment_t *e, const av_run_opts_t *o) {
   const int64_t n = av_results_row_count(e);
-  if (o->shard_count <= 1) return n;
-  return n / o->shard_count + (o->shard_index < n % o->shard_count);
+  if (o->shard_count <= 1 || e->n_scheds <= 0) return n;
+  const int64_t groups = n / e->n_scheds;
+  return (groups / o->shard_count + (o->shard_index < groups % o->shard_count)) * e->n_scheds;
 }
 
 int av_run_load_variants(av_variants_t **out, av_error_t *err) {
@@ -81,8 +91,7 @@ static double seconds_since(const struct timespec *t0) {
 
 /* The slot of row `index` in the results (rows of this shard, in order). */
 static av_result_row_t *slot(run_t *r, int64_t index) {
-  const int64_t n = r->o->shard_count > 1 ? r->o->shard_count : 1;
-  return &r->out->rows[(index - (n > 1 ? r->o->shard_index : 0)) / n];
+  return &r->out->rows[av_run_row_slot(r->e, r->o, index)];
 }
 
 /* A failure in this row alone: its code and message (the row's columns say which row). */
@@ -93,10 +102,9 @@ static void row_failed(av_result_row_t *row, const av_error_t *err) {
   snprintf(row->error, sizeof row->error, "%.399s", buf[0] ? buf : "failed");
 }
 
-/* The prediction columns of a finished row. */
-static void copy_prediction(av_result_row_t *to, const av_result_row_t *from) {
-  to->ps = from->ps;
-  to->predicted_us = from->predicted_us;
+/* The prediction columns of a row, from a prediction of its plan. */
+static void copy_prediction(av_result_row_t *to, const av_sched_prediction_t *from) {
+  to->predicted_us = from->makespan_us;
   to->partial_us = from->partial_us;
   to->merge_us = from->merge_us;
   to->hbm_bytes = from->hbm_bytes;
@@ -105,9 +113,22 @@ static void copy_prediction(av_result_row_t *to, const av_result_row_t *from) {
   to->bubble_frac = from->bubble_frac;
 }
 
-/* Plans, checks and estimates one row into *row. The timeline row keeps its plan. When
- * `auto` returns the plan of a row already run (memo->chosen), that row's check and
- * prediction stand for it: the same scheduler and parameters make the same plan. */
+/* The memo's prediction of row's plan, or NULL: the entry of the same scheduler and
+ * parameters under the experiment's model, or the one whose plan `auto` returned. */
+static const av_sched_prediction_t *known(const run_t *r, const av_sched_memo_t *memo,
+                                          const av_result_row_t *row) {
+  const av_exp_sched_t *s = &r->e->scheds[row->sched];
+  int k = -1;
+  if (s->ops->flags & AV_SCHED_SIMULATES_OTHERS) k = memo->chosen;
+  else k = av_sched_memo_find(memo, s->ops, &s->params, (int)r->e->sim);
+  return k >= 0 && memo->entries[k].sim_model == (int)r->e->sim ? &memo->entries[k].pred : NULL;
+}
+
+/* Plans, checks and estimates one row into *row. The timeline row keeps its plan. When the
+ * memo holds the prediction of the row's plan (another row of the batch with the same
+ * scheduler and parameters, a candidate `auto` simulated, or the candidate whose plan `auto`
+ * returned), that plan was checked and predicted already: the same scheduler and parameters
+ * make the same plan, so only its figures are taken. */
 static void run_row(run_t *r, const av_costmodel_t *cost, av_sched_memo_t *memo,
                     av_result_row_t *row) {
   const av_experiment_t *e = r->e;
@@ -127,28 +148,22 @@ static void run_row(run_t *r, const av_costmodel_t *cost, av_sched_memo_t *memo,
   av_workload_floor(b->w, g, &row->floor);
   memo->chosen = -1;
   int rc = av_scheduler_plan(s->ops, &s->params, &ctx, &plan, &err);
-  const av_result_row_t *same = !rc && memo->chosen >= 0 && !want_tl
-                                    ? memo->entries[memo->chosen].user
-                                    : NULL;
+  const av_sched_prediction_t *same = !rc && !want_tl ? known(r, memo, row) : NULL;
   if (!rc && !same) rc = av_plan_check(plan, b->w, &err);
   if (!rc && !same)
     rc = av_sim_run(&cfg, plan, b->w, g, r->vs, cost, &res, want_tl ? r->o->timeline : NULL,
                     &err);
   if (rc) {
     row_failed(row, &err);
-  } else if (same) {
-    copy_prediction(row, same);
   } else {
     av_plan_stats(plan, &row->ps);
-    row->predicted_us = res.makespan_us;
-    row->partial_us = res.partial_us;
-    row->merge_us = res.merge_us;
-    row->hbm_bytes = res.hbm_bytes;
-    row->l2_bytes = res.l2_bytes;
-    row->achieved_bw_GBps = res.achieved_bw_GBps;
-    row->bubble_frac = res.bubble_frac;
+    av_sched_prediction_t pred = {
+        .makespan_us = res.makespan_us, .partial_us = res.partial_us, .merge_us = res.merge_us,
+        .hbm_bytes = res.hbm_bytes, .l2_bytes = res.l2_bytes,
+        .achieved_bw_GBps = res.achieved_bw_GBps, .bubble_frac = res.bubble_frac};
+    copy_prediction(row, same ? same : &pred);
+    snprintf(row->params, sizeof row->params, "%s", plan->params);
   }
-  if (!rc) snprintf(row->params, sizeof row->params, "%s", plan->params);
   av_sim_result_free(&res);
   if (!rc && want_tl && r->o->timeline_plan)
     *r->o->timeline_plan = plan;
@@ -185,64 +200,83 @@ static int row_done(run_t *r, const av_result_row_t *row, int from_journal) {
   return rc;
 }
 
-/* A finished row's prediction, for `auto` later in the same group. */
-static void memo_add(const run_t *r, const av_result_row_t *row, av_sched_memo_entry_t *m,
-                     int *n) {
+/* A finished row's prediction, for `auto` and the rows after it in the same group. */
+static void memo_add(const run_t *r, const av_result_row_t *row, av_sched_memo_t *memo) {
   const av_exp_sched_t *s = &r->e->scheds[row->sched];
-  if (row->status != AV_OK || strcmp(s->ops->name, "auto") == 0) return;
-  m[*n].ops = s->ops;
-  av_params_format(&s->params, m[*n].params, sizeof m[*n].params);
-  m[*n].sim_model = (int)r->e->sim;
-  m[*n].time_us = row->predicted_us;
-  m[*n].user = row;
-  (*n)++;
+  if (row->status != AV_OK || (s->ops->flags & AV_SCHED_SIMULATES_OTHERS) ||
+      memo->n == memo->cap || av_sched_memo_find(memo, s->ops, &s->params, (int)r->e->sim) >= 0)
+    return;
+  av_sched_memo_entry_t *m = &memo->entries[memo->n++];
+  m->ops = s->ops;
+  av_params_format(&s->params, m->params, sizeof m->params);
+  m->sim_model = (int)r->e->sim;
+  m->pred = (av_sched_prediction_t){
+      .makespan_us = row->predicted_us, .partial_us = row->partial_us, .merge_us = row->merge_us,
+      .hbm_bytes = row->hbm_bytes, .l2_bytes = row->l2_bytes,
+      .achieved_bw_GBps = row->achieved_bw_GBps, .bubble_frac = row->bubble_frac};
 }
 
-/* Every row of group g (a GPU and a batch) that this run covers. */
-static int run_group(run_t *r, int64_t group, av_sched_memo_entry_t *memo_rows) {
+/* Row `index` of the group, run or taken from the journal. */
+static int group_row(run_t *r, int64_t index, av_costmodel_t **cost, av_error_t *cerr,
+                     av_sched_memo_t *memo) {
+  const av_experiment_t *e = r->e;
+  av_result_row_t *row = slot(r, index);
+  if (av_journal_get(r->o->journal, index, row) && index != r->o->timeline_row) {
+    av_results_row_locate(e, index, row);
+    memo_add(r, row, memo);
+    return row_done(r, row, 1);
+  }
+  memset(row, 0, sizeof *row);
+  av_results_row_locate(e, index, row);
+  if (!*cost && !cerr->code) {
+    const av_exp_batch_t *b = &e->batches[row->batch];
+    av_cost_env_t env = {.gpu = &e->gpus[row->gpu], .heads = &b->w->heads, .variants = r->vs};
+    *cost = av_costmodel_create(e->cost_ops, &e->cost_params, &env, cerr);
+    if (!*cost && !cerr->code) cerr->code = AV_ERR_INTERNAL;
+  }
+  if (*cost) {
+    run_row(r, *cost, memo, row);
+  } else {
+    av_workload_stats(e->batches[row->batch].w, &row->ws);
+    row_failed(row, cerr);
+  }
+  memo_add(r, row, memo);
+  return row_done(r, row, 0);
+}
+
+/* Every row of group g (a GPU and a batch) that this run covers: the schedulers that plan by
+ * themselves first, then those that simulate the others (`auto`), so that they find every
+ * other row's prediction in the memo whatever the order the experiment lists them in. */
+static int run_group(run_t *r, int64_t group, av_sched_memo_t *memo) {
   const av_experiment_t *e = r->e;
   const int64_t first = group * e->n_scheds;
   av_costmodel_t *cost = NULL;
   av_error_t cerr;
   av_error_clear(&cerr);
-  int n_memo = 0, rc = AV_OK;
-  for (int s = 0; s < e->n_scheds && !rc; s++) {
-    const int64_t index = first + s;
-    if (!in_shard(r->o, index)) continue;
-    av_result_row_t *row = slot(r, index);
-    if (av_journal_get(r->o->journal, index, row) && index != r->o->timeline_row) {
-      av_results_row_locate(e, index, row);
-      memo_add(r, row, memo_rows, &n_memo);
-      rc = row_done(r, row, 1);
-      continue;
-    }
-    memset(row, 0, sizeof *row);
-    av_results_row_locate(e, index, row);
-    if (!cost && !cerr.code) {
-      const av_exp_batch_t *b = &e->batches[row->batch];
-      av_cost_env_t env = {.gpu = &e->gpus[row->gpu], .heads = &b->w->heads,
-                           .variants = r->vs};
-      cost = av_costmodel_create(e->cost_ops, &e->cost_params, &env, &cerr);
-      if (!cost && !cerr.code) cerr.code = AV_ERR_INTERNAL;
-    }
-    if (cost) {
-      av_sched_memo_t memo = {.n = n_memo, .entries = memo_rows, .chosen = -1};
-      run_row(r, cost, &memo, row);
-    } else {
-      av_workload_stats(e->batches[row->batch].w, &row->ws);
-      row_failed(row, &cerr);
-    }
-    memo_add(r, row, memo_rows, &n_memo);
-    rc = row_done(r, row, 0);
-  }
+  int rc = AV_OK;
+  memo->n = 0;
+  if (!av_run_in_shard(e, r->o, first)) return AV_OK;
+  for (int pass = 0; pass < 2; pass++)
+    for (int s = 0; s < e->n_scheds && !rc; s++)
+      if (!(e->scheds[s].ops->flags & AV_SCHED_SIMULATES_OTHERS) == !pass)
+        rc = group_row(r, first + s, &cost, &cerr, memo);
   av_costmodel_destroy(cost);
   return rc;
 }
 
+/* Room for every row of a group and every candidate of each of its `auto` rows. */
+static int memo_cap(const av_experiment_t *e) {
+  int n = e->n_scheds;
+  for (int s = 0; s < e->n_scheds; s++)
+    if (e->scheds[s].ops->flags & AV_SCHED_SIMULATES_OTHERS) n += AV_AUTO_MAX_CANDIDATES;
+  return n;
+}
+
 static void *worker(void *arg) {
   run_t *r = arg;
-  av_sched_memo_entry_t *memo = malloc(sizeof *memo * (size_t)r->e->n_scheds);
-  if (!memo) {
+  const int cap = memo_cap(r->e);
+  av_sched_memo_t memo = {.cap = cap, .entries = malloc(sizeof *memo.entries * (size_t)cap)};
+  if (!memo.entries) {
     pthread_mutex_lock(&r->mu);
     if (!r->rc) r->rc = av_error_set(&r->err, AV_ERR_NOMEM, "run", NULL, "out of memory");
     pthread_mutex_unlock(&r->mu);
@@ -252,9 +286,9 @@ static void *worker(void *arg) {
     pthread_mutex_lock(&r->mu);
     const int64_t g = r->rc ? r->n_groups : r->next_group++;
     pthread_mutex_unlock(&r->mu);
-    if (g >= r->n_groups || run_group(r, g, memo)) break;
+    if (g >= r->n_groups || run_group(r, g, &memo)) break;
   }
-  free(memo);
+  free(memo.entries);
   return NULL;
 }
 

@@ -40,7 +40,8 @@ typedef void (*av_run_progress_fn)(const av_run_progress_t *p, void *user);
 
 typedef struct av_run_opts {
   int jobs;                      /* worker threads; <= 1 runs on the calling thread */
-  int shard_index, shard_count;  /* this run covers rows with index % count == index */
+  int shard_index, shard_count;  /* this run covers the batches (GPU, batch groups of rows)
+                                    with group % count == index, every row of each */
   av_journal_t *journal;         /* finished rows are appended; rows it already holds (a
                                     resumed run) are taken from it, not run; may be NULL */
   int64_t timeline_row;          /* row whose CTA timeline is recorded; -1: none */
@@ -60,6 +61,11 @@ int av_run_shard_parse(const char *text, const char *opt, int *index, int *count
 
 /* Rows of e that a run with these shard settings covers. */
 int64_t av_run_row_total(const av_experiment_t *e, const av_run_opts_t *o);
+/* Shards split by batch: row `index` belongs to the shard of its group (index / n_scheds,
+ * a GPU and a batch), so that the rows of one batch, which share their predictions, run
+ * together. Whether this run covers the row, and its position among the rows it covers. */
+int av_run_in_shard(const av_experiment_t *e, const av_run_opts_t *o, int64_t index);
+int64_t av_run_row_slot(const av_experiment_t *e, const av_run_opts_t *o, int64_t index);
 
 /* Runs the experiment's rows (this shard's) into *out, in row order (out must be empty;
  * caller frees with av_results_free). Returns non-zero only when the run as a whole cannot

@@ -63,9 +63,7 @@ static int gather(const av_experiment_t *e, const av_run_opts_t *o, av_results_t
     return av_error_set(err, AV_ERR_NOMEM, e->path, NULL, "out of memory gathering rows");
   }
   out->n = out->cap = total;
-  const int64_t step = o->shard_count > 1 ? o->shard_count : 1;
-  for (int i = 0; i < total; i++)
-    out->rows[(all[i].index - (step > 1 ? o->shard_index : 0)) / step] = all[i];
+  for (int i = 0; i < total; i++) out->rows[av_run_row_slot(e, o, all[i].index)] = all[i];
   free(all);
   return AV_OK;
 }

@@ -45,3 +45,15 @@ int av_scheduler_plan(const av_scheduler_ops_t *ops, const av_params_t *params,
   *out = p;
   return AV_OK;
 }
+
+int av_sched_memo_find(const av_sched_memo_t *m, const av_scheduler_ops_t *ops,
+                       const av_params_t *params, int sim_model) {
+  if (!m || m->n <= 0) return -1;
+  char text[sizeof m->entries[0].params];
+  av_params_format(params, text, sizeof text);
+  for (int i = 0; i < m->n; i++) {
+    const av_sched_memo_entry_t *e = &m->entries[i];
+    if (e->ops == ops && e->sim_model == sim_model && strcmp(e->params, text) == 0) return i;
+  }
+  return -1;
+}

@@ -14,23 +14,35 @@
 
 struct av_scheduler_ops;
 
-/* A prediction the caller already made for one scheduler's plan of this very batch, GPU,
- * variants and cost model (another row of the same experiment). `auto` takes a candidate's
- * time from here instead of planning and simulating it again; schedulers are deterministic,
- * so the same scheduler and parameters mean the same plan and the same time. */
+/* The figures of one prediction of a plan (av_sim_result_t's, less the per-launch ones). */
+typedef struct av_sched_prediction {
+  double makespan_us, partial_us, merge_us;
+  double hbm_bytes, l2_bytes, achieved_bw_GBps, bubble_frac;
+} av_sched_prediction_t;
+
+/* A prediction already made for one scheduler's plan of this very batch, GPU, variants, cost
+ * model and launch model: by another row of the same experiment, or by `auto` for one of its
+ * candidates. Schedulers are deterministic, so the same scheduler and parameters mean the
+ * same plan and the same prediction: `auto` takes a candidate's time from here instead of
+ * planning and simulating it again, and `anvil run` a row's prediction. */
 typedef struct av_sched_memo_entry {
   const struct av_scheduler_ops *ops;
   char params[256];                /* av_params_format of its parameters */
   int sim_model;                   /* the av_sim_model_t it was predicted with */
-  double time_us;
-  const void *user;                /* the caller's record of it (anvil run: its result row) */
+  av_sched_prediction_t pred;
 } av_sched_memo_entry_t;
 
+/* The predictions made for one batch. `auto` reads them and appends those of the candidates
+ * it simulates while there is room (n < cap); the caller owns the entries. */
 typedef struct av_sched_memo {
-  int n;
-  const av_sched_memo_entry_t *entries;
+  int n, cap;
+  av_sched_memo_entry_t *entries;
   int chosen;                      /* out: the entry whose plan `auto` returned, or -1 */
 } av_sched_memo_t;
+
+/* The entry of `ops` with parameters `params` predicted with sim_model, or -1. */
+int av_sched_memo_find(const av_sched_memo_t *m, const struct av_scheduler_ops *ops,
+                       const av_params_t *params, int sim_model);
 
 /* What a scheduler plans against. */
 typedef struct av_sched_ctx {

@@ -1,7 +1,8 @@
 /* Studies at scale, run as a user runs them (the built `anvil` in a child process): a result
  * set is byte-identical whether it comes from one thread, --jobs 2, a run killed part-way
- * and resumed, shards merged by `anvil merge`, or (an MPI build) mpirun -n 2; `auto` reusing
- * the rows before it gives the rows it gives alone. A failing row
+ * and resumed, shards merged by `anvil merge` (a shard holds whole batches), or (an MPI
+ * build) mpirun -n 2; `auto` reusing the other rows of its batch, listed before or after it,
+ * gives the rows it gives alone. A failing row
  * is reported alone; the RTX 4090 batch with a 32k shared prefix completes. The output
  * directory is one unit: a kill between its files, a full disk (injected, or a real
  * file-size limit) or a bad timeline path leave
@@ -129,6 +130,45 @@ START_TEST(shards_merged_equal_one) {
 }
 END_TEST
 
+/* The "gpu,workload" keys of the rows of dir's results.csv, one per row, into keys. */
+static int row_batches(const char *dir, char keys[][64], int cap) {
+  char *csv = slurp(dir, "results.csv");
+  ck_assert_ptr_nonnull(csv);
+  int n = 0;
+  char *save = NULL;
+  strtok_r(csv, "\n", &save);  /* the header */
+  for (char *line = strtok_r(NULL, "\n", &save); line && n < cap;
+       line = strtok_r(NULL, "\n", &save)) {
+    char *second = strchr(line, ',');
+    char *third = second ? strchr(second + 1, ',') : NULL;
+    ck_assert_ptr_nonnull(third);
+    snprintf(keys[n++], 64, "%.*s", (int)(third - line), line);
+  }
+  free(csv);
+  return n;
+}
+
+/* Shards take whole batches: every row of one (GPU, batch) runs in one shard, so `auto`
+ * finds the other rows' predictions there; the rows of 24 batches split 12/12 over two. */
+START_TEST(shards_split_by_batch) {
+  ck_assert_int_eq(anvil(NULL, "run", "study.json", "--out", "b0", "--shard", "0/2", "-q", NULL), 0);
+  ck_assert_int_eq(anvil(NULL, "run", "study.json", "--out", "b1", "--shard", "1/2", "-q", NULL), 0);
+  static char a[200][64], b[200][64];
+  const int na = row_batches("b0", a, 200), nb = row_batches("b1", b, 200);
+  ck_assert_int_eq(na, 60);
+  ck_assert_int_eq(nb, 60);
+  for (int i = 0; i < na; i++) {
+    int same = 0;
+    for (int j = 0; j < na; j++) same += strcmp(a[i], a[j]) == 0;
+    ck_assert_msg(same == 5, "%s has %d of its 5 rows in shard 0", a[i], same);
+    for (int j = 0; j < nb; j++)
+      ck_assert_msg(strcmp(a[i], b[j]) != 0, "%s has rows in both shards", a[i]);
+  }
+  ck_assert_int_eq(anvil(NULL, "merge", "b1", "b0", "--out", "bm", "-q", NULL), 0);
+  same_results("one", "bm");
+}
+END_TEST
+
 START_TEST(mpirun_two_ranks_equal_one) {
 #ifdef AV_MPI
   char *argv[] = {"/bin/sh", "-c",
@@ -146,8 +186,9 @@ START_TEST(mpirun_two_ranks_equal_one) {
 }
 END_TEST
 
-/* The auto rows of "auto" listed first (nothing to reuse) and last (it reuses the four rows
- * before it) are the same lines. */
+/* The auto rows of "auto" alone (nothing to reuse), listed first and listed last (it reuses
+ * the four other rows either way: a batch's auto rows run after its other rows) are the
+ * same lines. */
 static char *auto_lines(const char *dir) {
   char *csv = slurp(dir, "results.csv"), *out = calloc(1, strlen(csv) + 1);
   for (char *line = strtok(csv, "\n"); line; line = strtok(NULL, "\n"))
@@ -159,8 +200,9 @@ static char *auto_lines(const char *dir) {
 START_TEST(auto_reuse_changes_nothing) {
   static const char *const orders[] = {
       "\"auto\", \"query_centric\", \"greedy_division\", \"profit_pack\", \"streamk_balance\"",
-      "\"query_centric\", \"greedy_division\", \"profit_pack\", \"streamk_balance\", \"auto\""};
-  for (int k = 0; k < 2; k++) {
+      "\"query_centric\", \"greedy_division\", \"profit_pack\", \"streamk_balance\", \"auto\"",
+      "\"auto\""};
+  for (int k = 0; k < 3; k++) {
     char text[2048], name[16], dir[16];
     snprintf(text, sizeof text,
              "{\"name\": \"reuse\", \"gpus\": [\"H200-SXM\", \"A100-80GB-SXM\"], "
@@ -173,11 +215,13 @@ START_TEST(auto_reuse_changes_nothing) {
     write_file(name, text);
     ck_assert_int_eq(anvil(NULL, "run", name, "--out", dir, "-q", NULL), 0);
   }
-  char *first = auto_lines("reuse0"), *last = auto_lines("reuse1");
+  char *first = auto_lines("reuse0"), *last = auto_lines("reuse1"), *alone = auto_lines("reuse2");
   ck_assert_msg(strlen(first) > 0 && strcmp(first, last) == 0, "auto differs:\n%s\n%s", first,
                 last);
+  ck_assert_msg(strcmp(first, alone) == 0, "auto differs:\n%s\n%s", first, alone);
   free(first);
   free(last);
+  free(alone);
 }
 END_TEST
 
@@ -296,6 +340,7 @@ int main(void) {
   tcase_add_test(tc, jobs_two_equal_one);
   tcase_add_test(tc, killed_and_resumed_equals_uninterrupted);
   tcase_add_test(tc, shards_merged_equal_one);
+  tcase_add_test(tc, shards_split_by_batch);
   tcase_add_test(tc, mpirun_two_ranks_equal_one);
   tcase_add_test(tc, auto_reuse_changes_nothing);
   tcase_add_test(tc, failing_row_reported_alone);
