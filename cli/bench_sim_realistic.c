@@ -27,13 +27,12 @@ typedef struct timed {
   double cpu_s, wall_s, makespan_us;
 } timed_t;
 
-/* Plans w with `sched` and proves the plan exact (not timed). Caller owns *out. */
-static int plan_one(const char *sched, const av_workload_t *w, const av_gpu_t *gpu,
-                    const av_variants_t *vs, const av_costmodel_t *cost, av_plan_t **out,
-                    av_error_t *err) {
+int av_bench_plan_checked(const char *sched, const av_workload_t *w, const av_gpu_t *gpu,
+                          const av_variants_t *vs, const av_costmodel_t *cost, av_plan_t **out,
+                          av_error_t *err) {
   const av_scheduler_ops_t *ops = av_scheduler_find(sched);
   if (!ops)
-    return av_error_set(err, AV_ERR_INTERNAL, "bench sim", sched, "no such scheduler");
+    return av_error_set(err, AV_ERR_INTERNAL, "bench", sched, "no such scheduler");
   av_sched_ctx_t ctx = {.workload = w, .gpu = gpu, .variants = vs, .cost = cost};
   int rc = av_scheduler_plan(ops, NULL, &ctx, out, err);
   if (!rc && (rc = av_plan_check(*out, w, err))) {
@@ -96,7 +95,7 @@ static int bench_batch(const av_bench_batch_t *b, const av_gpu_t *gpu, const av_
   for (int s = 0; s < N_SCHED && !rc; s++) {
     av_plan_t *p = NULL;
     timed_t t = {0};
-    rc = plan_one(k_schedulers[s], w, gpu, vs, cost, &p, err);
+    rc = av_bench_plan_checked(k_schedulers[s], w, gpu, vs, cost, &p, err);
     if (!rc) rc = time_sim(p, w, gpu, vs, cost, runs, &t, err);
     av_plan_destroy(p);
     if (rc) break;
