@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the numbers of docs/*.md from committed results, so a doc cannot disagree with its data.
+"""Writes the numbers of docs/*.md and of the README beside docs/ from committed results, so a
+doc cannot disagree with its data.
 
 A number (or a table) in a doc sits between two markers:
 
@@ -9,7 +10,7 @@ MODULE is a module of analysis/docnums/, NAME one of its functions; the function
 context (repository root, the directory of a fresh `./scripts/reproduce`) and returns the text.
 Block generators return text that starts and ends with a newline; inline ones a bare string.
 
-    scripts/doc_numbers.py            rewrite every marked block of docs/*.md in place
+    scripts/doc_numbers.py            rewrite every marked block of docs/*.md and README.md
     scripts/doc_numbers.py --check    exit 1 listing each block that differs (CTest doc_numbers)
     --docs DIR                        the docs folder (default docs/)
     --repro DIR                       the output of ./scripts/reproduce (default out/); blocks of
@@ -92,6 +93,9 @@ def main():
     skip = {"reproductions"} if args.skip_repro else set()
     cache, bad, blocks = {}, 0, 0
     docs = sorted(glob.glob(os.path.join(args.docs, "*.md")))
+    readme = os.path.join(os.path.dirname(os.path.abspath(args.docs)), "README.md")
+    if docs and os.path.isfile(readme):
+        docs.append(readme)
     if not docs:
         print(f"doc_numbers: no *.md under {args.docs}", file=sys.stderr)
         return 1
