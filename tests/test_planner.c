@@ -259,7 +259,8 @@ START_TEST(test_drift_bound_decides) {
 END_TEST
 
 #ifndef AV_NO_ALLOC_COUNT
-/* Once the batch has reached its size, steps that patch or reuse call no allocator. */
+/* Once the batch and its plans have reached their sizes (3,000 steps here; buffers grow by
+ * half again, so growth stops), steps that patch or reuse call no allocator. */
 START_TEST(test_steady_state_allocates_nothing) {
   anvil_error_t err;
   anvil_target_t *t;
@@ -270,21 +271,20 @@ START_TEST(test_steady_state_allocates_nothing) {
   batch_init(b, 99, 64, 1);
   long kept_allocs = 0;
   int kept = 0;
-  for (int step = 0; step < 3000; step++) {
+  for (int step = 0; step < 6000; step++) {
     long before = n_allocs;  /* (Check's assertions allocate: none until the count is read) */
     int rc = anvil_planner_step(pl, &b->table[0][0], WIDTH, b->tok, b->n, NULL, &err);
     long used = n_allocs - before;
     API_OK(rc, &err);
     anvil_planner_stats_t st;
     anvil_planner_stats(pl, &st);
-    if (step >= 1500 && (st.last == ANVIL_STEP_PATCHED || st.last == ANVIL_STEP_REUSED)) {
+    if (step >= 3000 && (st.last == ANVIL_STEP_PATCHED || st.last == ANVIL_STEP_REUSED)) {
       kept_allocs += used;
       kept++;
     }
     batch_step(b, 64);
   }
-  ck_assert_int_gt(kept, 1000);
-  (void)0;
+  ck_assert_int_gt(kept, 2000);
   ck_assert_msg(kept_allocs == 0, "%s: %ld allocations in %d patched or reused steps",
                 scheds[_i], kept_allocs, kept);
   free(b);
