@@ -9,7 +9,7 @@ MODULE is a module of analysis/docnums/, NAME one of its functions; the function
 context (repository root, the directory of a fresh `./scripts/reproduce`) and returns the text.
 Block generators return text that starts and ends with a newline; inline ones a bare string.
 
-    scripts/doc_numbers.py            rewrite every marked block of docs/*.md in place
+    scripts/doc_numbers.py            rewrite every marked block of docs/*.md and README.md
     scripts/doc_numbers.py --check    exit 1 listing each block that differs (CTest doc_numbers)
     --docs DIR                        the docs folder (default docs/)
     --repro DIR                       the output of ./scripts/reproduce (default out/); blocks of
@@ -92,6 +92,8 @@ def main():
     skip = {"reproductions"} if args.skip_repro else set()
     cache, bad, blocks = {}, 0, 0
     docs = sorted(glob.glob(os.path.join(args.docs, "*.md")))
+    if os.path.abspath(args.docs) == os.path.join(REPO, "docs"):  # and the README's tables
+        docs.append(os.path.join(REPO, "README.md"))
     if not docs:
         print(f"doc_numbers: no *.md under {args.docs}", file=sys.stderr)
         return 1
