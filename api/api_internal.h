@@ -62,6 +62,10 @@ typedef struct av__api_bt_buf {
   size_t cap_counts, cap_last, cap_shared;
   int want_shared;
 } av__api_bt_buf_t;
+/* The checks of the public block table's sizes (the messages of
+ * anvil_workload_from_block_table). */
+int av__api_bt_check(int64_t row_stride, const int32_t *kv_tokens, int32_t n_requests,
+                     int block_size, av_error_t *e);
 /* The public block table (anvil_workload_from_block_table) as a workload. */
 int av__api_block_table(const int32_t *table, int64_t row_stride, const int32_t *kv_tokens,
                         int32_t n_requests, int block_size, const av_heads_t *heads,

@@ -17,10 +17,8 @@ static int grow(void *p, size_t *cap, size_t n, size_t elem) {
   return 0;
 }
 
-int av__api_block_table(const int32_t *table, int64_t row_stride, const int32_t *kv_tokens,
-                        int32_t n_requests, int block_size, const av_heads_t *heads,
-                        av__api_bt_buf_t *buf, av_workload_t **out, av_error_t *e) {
-  *out = NULL;
+int av__api_bt_check(int64_t row_stride, const int32_t *kv_tokens, int32_t n_requests,
+                     int block_size, av_error_t *e) {
   if (n_requests < 1)
     return av_error_set(e, AV_ERR_SCHEMA, "block_table", "requests",
                         "empty batch: no requests; expected at least one row");
@@ -28,11 +26,6 @@ int av__api_block_table(const int32_t *table, int64_t row_stride, const int32_t 
     return av_error_set(e, AV_ERR_RANGE, "block_table", "block_size",
                         "block size %d is out of range; expected a positive integer",
                         block_size);
-  if (grow(&buf->counts, &buf->cap_counts, (size_t)n_requests, sizeof *buf->counts) ||
-      grow(&buf->last, &buf->cap_last, (size_t)n_requests, sizeof *buf->last) ||
-      (buf->want_shared &&
-       grow(&buf->shared, &buf->cap_shared, (size_t)n_requests, sizeof *buf->shared)))
-    return av_error_set(e, AV_ERR_NOMEM, "block_table", NULL, "out of memory");
   for (int32_t r = 0; r < n_requests; r++) {
     int64_t n = ((int64_t)kv_tokens[r] + block_size - 1) / block_size;
     if (kv_tokens[r] < 1 || n > row_stride) {
@@ -43,8 +36,25 @@ int av__api_block_table(const int32_t *table, int64_t row_stride, const int32_t 
                           (int)kv_tokens[r], (long long)row_stride * block_size,
                           (long long)row_stride, block_size);
     }
-    buf->counts[r] = (int32_t)n;
-    buf->last[r] = kv_tokens[r] - (int32_t)(n - 1) * block_size;
+  }
+  return AV_OK;
+}
+
+int av__api_block_table(const int32_t *table, int64_t row_stride, const int32_t *kv_tokens,
+                        int32_t n_requests, int block_size, const av_heads_t *heads,
+                        av__api_bt_buf_t *buf, av_workload_t **out, av_error_t *e) {
+  *out = NULL;
+  int rc = av__api_bt_check(row_stride, kv_tokens, n_requests, block_size, e);
+  if (rc) return rc;
+  if (grow(&buf->counts, &buf->cap_counts, (size_t)n_requests, sizeof *buf->counts) ||
+      grow(&buf->last, &buf->cap_last, (size_t)n_requests, sizeof *buf->last) ||
+      (buf->want_shared &&
+       grow(&buf->shared, &buf->cap_shared, (size_t)n_requests, sizeof *buf->shared)))
+    return av_error_set(e, AV_ERR_NOMEM, "block_table", NULL, "out of memory");
+  for (int32_t r = 0; r < n_requests; r++) {
+    int32_t n = (int32_t)(((int64_t)kv_tokens[r] + block_size - 1) / block_size);
+    buf->counts[r] = n;
+    buf->last[r] = kv_tokens[r] - (n - 1) * block_size;
   }
   *out = av_workload_from_block_rows(table, row_stride, buf->counts, n_requests, block_size,
                                      buf->last, heads, buf->want_shared ? buf->shared : NULL,

@@ -321,9 +321,12 @@ def cost_models() -> list:
 
 class Planner(_anvil.Planner):
     """Per-step planning for a serving loop: step(block_table, kv_lens) plans a decode step
-    (int32 arrays, the block table padded per request), reusing the previous plan while the
-    tree keeps its structure and only each request's last block fills up (PAT §5.1).
-    `plan` is the latest step's plan; `counts` is (planned, reused)."""
+    (int32 arrays, the block table padded per request; rows are requests, arrivals and
+    finishes insert and remove rows) and returns True when the previous plan was kept. A step
+    reuses the plan when tokens only grew inside the last blocks (PAT §5.1), patches it when
+    requests took new blocks, arrived or finished, and plans anew past the drift bound or
+    when a shared prefix changes (docs/schedulers.md#per-step-planning). `plan` is the
+    latest step's plan; `counts` is (planned, kept); `stats` counts each kind."""
 
     def __new__(cls, scheduler: str, gpu: str = "H200-SXM", cost_model: str = "roofline",
                 cost_params: Optional[dict] = None, block_size: int = 16, heads=None,

@@ -12,7 +12,6 @@ B=[1,16,256] L=[2048,512,128] shape of `anvil bench plan`). For every scheduler 
 Then the reuse rate of a 1,000-step decode trace (one token per request per step), with the
 requests' own lengths equal (they cross block boundaries together) and staggered."""
 import argparse
-import ctypes
 import statistics
 import time
 
@@ -86,25 +85,15 @@ def main():
     ap.add_argument("--runs", type=int, default=201)
     ap.add_argument("--gpu", default="H200-SXM")
     ap.add_argument("--wall", action="store_true", help="time wall clock, not thread CPU time")
-    ap.add_argument("--fresh-pages", action="store_true",
-                    help="let malloc hand freed memory back to the kernel between calls (its "
-                         "default), so calls also time page faults on fresh pages")
     a = ap.parse_args()
     global clock
     if a.wall:
         clock = time.perf_counter_ns
-    held = False
-    if not a.fresh_pages:
-        # As `anvil bench plan` does: malloc keeps freed memory (M_TRIM_THRESHOLD = -1,
-        # M_MMAP_THRESHOLD = -3 in glibc's malloc.h), as a long-running serving process's does.
-        libc = ctypes.CDLL(None)
-        held = bool(libc.mallopt(-1, 1 << 30) and libc.mallopt(-3, 32 << 20))
     b = DecodeBatch(256, own=120)
     # Lengths whose last block has room to grow: 2048 + 512 + 120 = 2680 = 167 blocks + 8.
     print(f"# anvil {anvil.__version__}, gpu {a.gpu}, 256 requests, block size 16, "
           f"{int(np.ceil(b.kv_lens / 16).sum())} block ids, median of {a.runs} calls (us, "
-          f"{'wall clock' if a.wall else 'thread CPU time'}, freed memory "
-          f"{'held by malloc' if held else 'returned to the kernel'})")
+          f"{'wall clock' if a.wall else 'thread CPU time'}, no allocator setting)")
     print(f"{'scheduler':<18}{'oneshot_us':>11}{'step_us':>9}{'reuse_us':>10}")
     worst = [0.0, 0.0, 0.0]
     for s in anvil.schedulers():

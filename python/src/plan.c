@@ -263,7 +263,28 @@ static PyObject *Planner_get_counts(PlannerObject *self, void *c) {
   return Py_BuildValue("(LL)", (long long)planned, (long long)reused);
 }
 
+static PyObject *Planner_get_stats(PlannerObject *self, void *c) {
+  (void)c;
+  anvil_planner_stats_t st;
+  anvil_planner_stats(self->pl, &st);
+  static const char *const kinds[] = {"planned", "replanned", "patched", "reused"};
+  return Py_BuildValue("{sLsLsLsLsssd}", "planned", (long long)st.planned, "replanned",
+                       (long long)st.replanned, "patched", (long long)st.patched, "reused",
+                       (long long)st.reused, "last", kinds[st.last], "estimate_us",
+                       st.last_estimate_us);
+}
+
+static PyObject *Planner_set_drift(PlannerObject *self, PyObject *arg) {
+  double bound = PyFloat_AsDouble(arg);
+  if (bound == -1 && PyErr_Occurred()) return NULL;
+  anvil_error_t err;
+  if (anvil_planner_set_drift(self->pl, bound, &err)) return anvil_py_raise(&err);
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef Planner_methods[] = {
+    {"set_drift", (PyCFunction)Planner_set_drift, METH_O,
+     "set_drift(bound): replan when a patched plan drifts past 1 + bound of a fresh one"},
     {"step", (PyCFunction)(void (*)(void))Planner_step, METH_FASTCALL,
      "step(block_table, kv_lens) -> reused: plan one decode step"},
     {NULL, NULL, 0, NULL}};
@@ -271,6 +292,8 @@ static PyMethodDef Planner_methods[] = {
 static PyGetSetDef Planner_getset[] = {
     {"plan", (getter)Planner_get_plan, NULL, "the latest step's plan (changes with steps)", NULL},
     {"counts", (getter)Planner_get_counts, NULL, "(steps planned, steps reused)", NULL},
+    {"stats", (getter)Planner_get_stats, NULL,
+     "steps planned, replanned, patched and reused; the latest step's kind and estimate", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 PyTypeObject Planner_Type = {
