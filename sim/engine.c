@@ -475,7 +475,8 @@ int av__engine_run(const av__engine_in_t *in, av_sim_result_t *out, av_timeline_
   uint64_t *keys = carve(&c, (size_t)nl, sizeof(uint64_t));
   av__l2_init(&e.l2, line_cap, carve(&c, av__l2_bytes(line_cap), 1));
   av__runs_init(&e.runs, n_runs, (double)l2_cap * e.line_tokens * e.token_bytes,
-                e.line_tokens * e.token_bytes, carve(&c, av__runs_bytes(n_runs), 1));
+                e.line_tokens * e.token_bytes, e.line_tokens,
+                carve(&c, av__runs_bytes(n_runs), 1));
 
   rc = build_grids(&e, lists, offs, qoffs, queue, err);
   if (!rc) rc = setup_launches(&e, nl, &merge_tile, err);

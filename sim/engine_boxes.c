@@ -34,3 +34,23 @@ void av__engine_box_span(int32_t r, int64_t begin, int64_t end, int64_t *b, int6
   *b = begin - begin % r;
   *e = (end + r - 1) / r * r;
 }
+
+/* Points slot sl's L2 cursor at the first line of the first segment of its item from k on
+ * that has tokens, the boxes it copies (AV__NO_PHASE when none is left). */
+void av__engine_seg_enter(av__eng_t *e, int64_t sl, const av_item_t *item, int32_t k) {
+  for (; k < item->n_seg; k++) {
+    const av_segment_t *sg = &e->plan->segments[item->seg_begin + k];
+    if (sg->end <= sg->begin) continue;
+    int64_t s0, s1;
+    av__engine_box_span(e->box_rows, sg->begin, sg->end, &s0, &s1);
+    av__l2_cursor_t *c = &e->sl_cur[sl];
+    c->seg = k;
+    c->s0 = s0;
+    c->s1 = s1;
+    c->line = s0 / e->line_tokens;
+    c->tok = s0;
+    c->key = ((uint64_t)e->sl_head[sl] * (uint64_t)e->plan->n_nodes + (uint64_t)sg->node) << 32;
+    return;
+  }
+  e->sl_cur[sl].seg = AV__NO_PHASE;
+}

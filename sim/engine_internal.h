@@ -42,7 +42,8 @@ int av__l2_access(av__l2_t *l2, uint64_t key);
 /* A slot's place in its job's KV lines (sim/engine_loop.c kv_phase): one struct, so the
  * lookup of a line touches one cache line of slot state. */
 typedef struct av__l2_cursor {
-  int64_t line;                /* the next line to look up */
+  int64_t line;                /* the next line to look up (per-line model) */
+  int64_t tok;                 /* the next token to read (range model) */
   int64_t s0, s1;              /* its segment's box span (tokens) */
   uint64_t key;                /* the segment's L2 key without the line */
   int32_t seg;                 /* the segment (its index in the item); AV__NO_PHASE: none */
@@ -60,7 +61,7 @@ typedef struct av__l2_phase {
   double tok0, tok1;           /* the token span it reads */
   double m0;                   /* the miss clock at its start */
   uint64_t key;                /* (head, node) */
-  int64_t line0, line1;        /* its lines */
+  int64_t begin, end;          /* its tokens */
   int32_t run, next;           /* the run whose platoon it is in (-1: none); next member */
   int32_t seg;                 /* its segment and box span (a cut phase resumes there) */
   int64_t s0, s1;

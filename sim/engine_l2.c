@@ -5,25 +5,6 @@
  * (docs/simulator.md#l2-over-ranges). */
 #include "sim/engine_internal.h"
 
-/* Points slot sl's L2 cursor at the first line of the first segment of its item from k on
- * that has tokens (AV__NO_PHASE when none is left). */
-void av__engine_seg_enter(av__eng_t *e, int64_t sl, const av_item_t *item, int32_t k) {
-  for (; k < item->n_seg; k++) {
-    const av_segment_t *sg = &e->plan->segments[item->seg_begin + k];
-    if (sg->end <= sg->begin) continue;
-    int64_t s0, s1;  /* the boxes the kernel copies (sim/engine_boxes.c) */
-    av__engine_box_span(e->box_rows, sg->begin, sg->end, &s0, &s1);
-    av__l2_cursor_t *c = &e->sl_cur[sl];
-    c->seg = k;
-    c->s0 = s0;
-    c->s1 = s1;
-    c->line = s0 / e->line_tokens;
-    c->key = ((uint64_t)e->sl_head[sl] * (uint64_t)e->plan->n_nodes + (uint64_t)sg->node) << 32;
-    return;
-  }
-  e->sl_cur[sl].seg = AV__NO_PHASE;
-}
-
 /* KV bytes of the job on slot sl, split into L2 hits and HBM misses line by line; returns
  * the HBM-equivalent bytes the CTA must move, *miss_out the part that comes from HBM. A CTA
  * reads its KV over its whole run, and CTAs that read one prefix at nearly the same pace hit

@@ -232,6 +232,37 @@ static double mean_curve(const av__eng_t *e, int32_t s, int32_t n) {
   return sum / n;
 }
 
+/* Slot sl's prologue ended at t: its bytes and FLOPs start moving (SM s's counts and sums
+ * gain it). */
+static void activate(av__eng_t *e, int64_t sl, int32_t s, double t, int32_t *n_mem,
+                     int32_t *n_cmp, double *capsum) {
+  e->sl_state[sl] = 2;
+  if (e->sl_bytes[sl] > 0) {
+    e->sl_mt[sl] = e->W[s] + e->sl_bytes[sl];
+    (*n_mem)++;
+    if (e->sl_nb[sl] > 0) {
+      const int32_t K = e->maxc + 1, k = *n_mem < K ? *n_mem : K - 1;
+      double sk = e->has_curve ? e->curve[(int64_t)e->sl_launch[sl] * K + k] : 1.0;
+      const int32_t job = e->sl_job[sl];  /* all its phases: hits take a byte's time */
+      const double all = (double)e->item_kv_tokens[job] * e->token_bytes +
+                         e->item_other_bytes[job];
+      e->sl_ta[sl] = t + e->sl_nb[sl] + all * sk / e->sl_cap[sl];
+    } else {
+      e->sl_ta[sl] = 0;
+    }
+    *capsum += e->sl_cap[sl];
+    e->hsum[s] += e->sl_h[sl];
+    if (e->l2_ranges) {
+      e->ph[sl].W0 = e->W[s];
+      e->msum[s] += e->ph[sl].mf;
+    }
+  }
+  if (e->sl_flops[sl] > 0) {
+    e->sl_ft[sl] = e->PHI[s] + e->sl_flops[sl];
+    (*n_cmp)++;
+  }
+}
+
 /* Advances the slots of SM s that are due at t: prologues end, bytes and FLOPs run out. */
 static void process_sm(av__eng_t *e, int32_t s, double t) {
   const int64_t base = (int64_t)s * e->maxc;
@@ -246,31 +277,7 @@ static void process_sm(av__eng_t *e, int32_t s, double t) {
       /* bytes done, own pipeline not yet: handled below */
     } else if (e->sl_state[sl] == 1) {
       if (e->sl_ta[sl] > t + tol) continue;
-      e->sl_state[sl] = 2;
-      if (e->sl_bytes[sl] > 0) {
-        e->sl_mt[sl] = e->W[s] + e->sl_bytes[sl];
-        n_mem++;
-        if (e->sl_nb[sl] > 0) {
-          const int32_t K = e->maxc + 1, k = n_mem < K ? n_mem : K - 1;
-          double sk = e->has_curve ? e->curve[(int64_t)e->sl_launch[sl] * K + k] : 1.0;
-          const int32_t job = e->sl_job[sl];  /* all its phases: hits take a byte's time */
-          const double all = (double)e->item_kv_tokens[job] * e->token_bytes +
-                             e->item_other_bytes[job];
-          e->sl_ta[sl] = t + e->sl_nb[sl] + all * sk / e->sl_cap[sl];
-        } else {
-          e->sl_ta[sl] = 0;
-        }
-        capsum += e->sl_cap[sl];
-        e->hsum[s] += e->sl_h[sl];
-        if (e->l2_ranges) {
-          e->ph[sl].W0 = e->W[s];
-          e->msum[s] += e->ph[sl].mf;
-        }
-      }
-      if (e->sl_flops[sl] > 0) {
-        e->sl_ft[sl] = e->PHI[s] + e->sl_flops[sl];
-        n_cmp++;
-      }
+      activate(e, sl, s, t, &n_mem, &n_cmp, &capsum);
     } else {
       const int bytes_done = e->sl_mt[sl] < BIG && (e->sl_mt[sl] - e->W[s]) * e->irho[s] <= tol;
       if (bytes_done && e->l2_ranges) av__ranges_phase_end(e, sl);

@@ -7,6 +7,7 @@
  * by line, leapfrogging one another). Every join re-divides the members' remaining misses. A
  * phase costs O(log runs + members), whatever its length: the cost of a plan no longer grows
  * with its KV. The per-line LRU (sim/engine_l2.c) stays as the reference model. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "sim/engine_internal.h"
@@ -165,36 +166,36 @@ static void join(av__eng_t *e, int64_t sl, int32_t ri, double tok0, double tok1,
   redivide(e, ri);
 }
 
-/* Member x of a run stops its phase at token `at` (> where it is): the rest of its lines
- * are read in a later phase from line `line` (its cursor goes back there). */
-static void cut_member(av__eng_t *e, int64_t x, double at, int64_t line) {
+/* Member x of a run stops its phase at token `at` (> where it is): the rest of its tokens
+ * are read in a later phase (its cursor goes back there). */
+static void cut_member(av__eng_t *e, int64_t x, int64_t at) {
   av__l2_phase_t *px = &e->ph[x];
   const double rem = 1 - progress(e, x), pos = position(e, x);
   e->hbm_bytes -= px->miss * rem;
   e->l2_bytes -= (px->kv - px->miss) * rem;
-  set_phase(e, x, pos, at, 0, px->other * rem);  /* redivide sets its misses */
+  set_phase(e, x, pos, (double)at, 0, px->other * rem);  /* redivide sets its misses */
   av__l2_cursor_t *c = &e->sl_cur[x];
   c->seg = px->seg;
   c->s0 = px->s0;
   c->s1 = px->s1;
   c->key = px->key << 32;
-  c->line = line;
-  px->line1 = line;
+  c->tok = at;
+  px->end = at;
 }
 
-/* Run ri splits at line b (no member has read past it): members reading beyond b stop there
- * and the lines from b become a run of their own, which they rejoin when they reach it. */
+/* Run ri splits at token b (no member has read past it): members reading beyond b stop
+ * there and the tokens from b become a run of their own, which they rejoin when they reach
+ * it. */
 static void split_run(av__eng_t *e, int32_t ri, int64_t b) {
   av__run_t *r = &e->runs.r[ri];
-  const double at = (double)(b * e->line_tokens);
   for (int32_t x = r->first; x >= 0; x = e->ph[x].next)
-    if (e->ph[x].tok1 > at) cut_member(e, x, at, b);
+    if (e->ph[x].tok1 > (double)b) cut_member(e, x, b);
   r->hi = b;
   redivide(e, ri);
 }
 
-/* Where the held lines from line b (in done run ri, held from there) end: across adjacent
- * done runs held whole, up to stop. */
+/* Where the held tokens from b (in done run ri, held from there) end: across adjacent done
+ * runs held whole, up to stop. */
 static int64_t hit_end(const av__eng_t *e, uint64_t key, int32_t ri, int64_t stop) {
   int64_t end = e->runs.r[ri].hi;
   while (end < stop) {
@@ -206,7 +207,7 @@ static int64_t hit_end(const av__eng_t *e, uint64_t key, int32_t ri, int64_t sto
   return end < stop ? end : stop;
 }
 
-/* Where the missing lines from line b end: the next line of key held or being read. */
+/* Where the missing tokens from b end: the next token of key held or being read. */
 static int64_t miss_end(const av__eng_t *e, uint64_t key, int64_t b, int64_t stop) {
   for (int64_t from = b;;) {
     const int32_t n = av__runs_next(&e->runs, key, from);
@@ -219,8 +220,8 @@ static int64_t miss_end(const av__eng_t *e, uint64_t key, int64_t b, int64_t sto
   }
 }
 
-/* Lines [lo, hi) were read again from clock m0 to now: one done run, unless part of them is
- * being fetched anew (evicted meanwhile), which then keeps what it has. */
+/* Tokens [lo, hi) were read again from clock m0 to now: one done run, unless part of them
+ * is being fetched anew (evicted meanwhile), which then keeps what it has. */
 static void refresh(av__eng_t *e, uint64_t key, int64_t lo, int64_t hi, double m0) {
   int32_t i = av__runs_find(&e->runs, key, lo);
   if (i < 0) i = av__runs_next(&e->runs, key, lo);
@@ -234,10 +235,11 @@ static void refresh(av__eng_t *e, uint64_t key, int64_t lo, int64_t hi, double m
   e->runs.r[j].m_hi = e->m_clk;
 }
 
-/* Fetches the missing lines [b, end): a new run with slot sl as its first member (or, with
- * the run pool exhausted, a plain miss phase). */
+/* Fetches the missing tokens [b, end): a new run with slot sl as its first member (or,
+ * with the run pool exhausted, a plain miss phase). */
 static void start_run(av__eng_t *e, int64_t sl, uint64_t key, int64_t b, int64_t end,
-                      double tok0, double tok1, double other) {
+                      double other) {
+  const double tok0 = (double)b, tok1 = (double)end;
   av__runs_clear(&e->runs, key, b, end, e->m_clk);
   const int32_t ri = av__runs_insert(&e->runs, key, b, end, e->m_clk);
   if (ri < 0) {
@@ -256,14 +258,14 @@ static void start_run(av__eng_t *e, int64_t sl, uint64_t key, int64_t b, int64_t
 double av__ranges_phase(av__eng_t *e, int64_t sl, double other, double *hbm_out) {
   av__l2_cursor_t *c = &e->sl_cur[sl];
   av__l2_phase_t *ph = &e->ph[sl];
-  const int64_t lt = e->line_tokens, b = c->line, stop = (c->s1 + lt - 1) / lt;
+  const int64_t b = c->tok, stop = c->s1;
   const uint64_t key = c->key >> 32;
   ph->run = ph->next = -1;
   ph->hit = 0;
   av__depth_sync(&e->runs.depth, e->m_clk);
   if (c->seg == AV__NO_PHASE) {  /* no KV left: the job's other bytes alone */
     ph->key = 0;
-    ph->line0 = ph->line1 = 0;
+    ph->begin = ph->end = 0;
     set_phase(e, sl, 0, 0, 0, other);
     *hbm_out = ph->bytes * e->sl_h[sl];
     return ph->bytes;
@@ -276,45 +278,32 @@ double av__ranges_phase(av__eng_t *e, int64_t sl, double other, double *hbm_out)
   else if (ri >= 0 && b >= held) end = hit_end(e, key, ri, stop);
   else if (ri >= 0 && held < e->runs.r[ri].hi) end = held < stop ? held : stop;
   else end = miss_end(e, key, b, stop);
-  const double tok0 = (double)(b * lt > c->s0 ? b * lt : c->s0);
-  double tok1 = (double)(end * lt < c->s1 ? end * lt : c->s1);
   ph->key = key;
   ph->seg = c->seg;
   ph->s0 = c->s0;
   ph->s1 = c->s1;
-  ph->line0 = b;
-  ph->line1 = end;
+  ph->begin = b;
+  ph->end = end;
   ph->m0 = e->m_clk;
   if (reading) {
     av__run_t *r = &e->runs.r[ri];
-    double front = r->front_tok, reach = r->front_tok;
-    for (int32_t x = r->first; x >= 0; x = e->ph[x].next) {
-      front = dmax(front, position(e, x));
-      reach = dmax(reach, e->ph[x].tok1);
-    }
-    if (reach <= tok0) {
-      /* the run's members stop short of its tokens in this line (a neighbouring piece of
-       * one node): nothing is shared, it fetches the rest itself */
-      end = b + 1 < stop ? miss_end(e, key, b, stop) : stop;
-      tok1 = (double)(end * lt < c->s1 ? end * lt : c->s1);
-      ph->line1 = end;
-      if (end > b + 1) start_run(e, sl, key, b + 1, end, tok0, tok1, other);
-      else set_phase(e, sl, tok0, tok1, tok1 - tok0, other);
-    } else if (b > r->lo && front < (double)(b * lt)) {
-      /* it starts beyond what the platoon has read: the lines from b are its own run,
+    double front = r->front_tok;
+    for (int32_t x = r->first; x >= 0; x = e->ph[x].next) front = dmax(front, position(e, x));
+    if (b > r->lo && front < (double)b) {
+      /* it starts beyond what the platoon has read: the tokens from b are its own run,
        * which the members reach later */
       split_run(e, ri, b);
-      start_run(e, sl, key, b, end, tok0, tok1, other);
+      start_run(e, sl, key, b, end, other);
     } else {
-      join(e, sl, ri, tok0, tok1, other);
+      join(e, sl, ri, (double)b, (double)end, other);
     }
   } else if (ri >= 0 && b >= held) {
-    set_phase(e, sl, tok0, tok1, 0, other);
+    set_phase(e, sl, (double)b, (double)end, 0, other);
     ph->hit = 1;
   } else {
-    start_run(e, sl, key, b, end, tok0, tok1, other);
+    start_run(e, sl, key, b, end, other);
   }
-  if (end < stop) c->line = end;
+  if (end < stop) c->tok = end;
   else av__engine_seg_enter(e, sl, &e->plan->items[e->sl_job[sl]], c->seg + 1);
   *hbm_out = ph->bytes * e->sl_h[sl];
   return ph->bytes;
@@ -330,16 +319,15 @@ void av__ranges_phase_end(av__eng_t *e, int64_t sl) {
     *link = ph->next;
     r->front_tok = dmax(r->front_tok, ph->tok1);
     if (--r->n_members == 0) {
-      /* done: its lines were read from its start to now; lines no member reached are not
+      /* done: its tokens were read from its start to now; those no member reached are not
        * in the L2 */
       r->first = -1;
       r->m_hi = e->m_clk;
-      const int64_t lt = e->line_tokens;
-      const int64_t read_hi = ((int64_t)r->front_tok + lt - 1) / lt;
+      const int64_t read_hi = (int64_t)ceil(r->front_tok);
       if (read_hi > r->lo && read_hi < r->hi) r->hi = read_hi;
     }
   } else if (ph->hit) {
-    refresh(e, ph->key, ph->line0, ph->line1, ph->m0);
+    refresh(e, ph->key, ph->begin, ph->end, ph->m0);
   }
   ph->run = ph->next = -1;
   ph->hit = 0;

@@ -1,4 +1,4 @@
-/* The range L2's store (sim/l2_runs.h): runs of KV lines in a treap ordered by (key, first
+/* The range L2's store (sim/l2_runs.h): runs of KV tokens in a treap ordered by (key, first
  * line), nodes from a fixed pool with a free list. A lookup or an update walks one root-to-
  * leaf path; when the pool runs out, runs the L2 no longer holds are dropped first, then the
  * least recently read done runs. */
@@ -9,7 +9,8 @@
 
 size_t av__runs_bytes(int32_t cap) { return cap > 0 ? (size_t)cap * sizeof(av__run_t) : 0; }
 
-void av__runs_init(av__runs_t *t, int32_t cap, double cap_bytes, double line_bytes, void *mem) {
+void av__runs_init(av__runs_t *t, int32_t cap, double cap_bytes, double line_bytes,
+                   double line_tokens, void *mem) {
   t->r = mem;
   t->cap = cap > 0 ? cap : 0;
   t->used = 0;
@@ -18,6 +19,7 @@ void av__runs_init(av__runs_t *t, int32_t cap, double cap_bytes, double line_byt
   t->seed = 0x9e3779b9u;
   t->cap_bytes = cap_bytes;
   t->line_bytes = line_bytes;
+  t->line_tokens = line_tokens;
   av__depth_init(&t->depth, cap_bytes);
 }
 
@@ -171,7 +173,7 @@ void av__runs_note_reread(av__runs_t *t, uint64_t key, int64_t lo, int64_t hi, d
     const int64_t a = r->lo > lo ? r->lo : lo, b = r->hi < hi ? r->hi : hi;
     if (r->first == NIL && b > a)
       av__depth_reread(&t->depth, av__runs_line_stamp(r, a), av__runs_line_stamp(r, b - 1),
-                       (double)(b - a), m);
+                       (double)(b - a) / t->line_tokens, m);
   }
 }
 

@@ -1,11 +1,11 @@
-/* The simulator's range L2 (docs/simulator.md#l2-over-ranges): the KV lines the L2 holds,
- * kept as runs of consecutive lines of one (head, node) instead of one entry per line, so a
- * CTA's lookup costs O(log runs) however long its KV is. A run is either being read (a
- * platoon of CTAs streams it now; their progress says which lines have arrived) or done: its
- * lines were last read as the miss clock went from m_lo (first line) to m_hi (last line), and
- * line i is still in the L2 while fewer than the L2's capacity of missed bytes have been
- * read since (reuse distance counted in misses). Everything lives in one caller-provided
- * block; nothing allocates. Not a public API. */
+/* The simulator's range L2 (docs/simulator.md#l2-over-ranges): the KV the L2 holds, kept as
+ * runs of consecutive tokens of one (head, node) instead of one entry per line, so a CTA's
+ * lookup costs O(log runs) however long its KV is. A run is either being read (a platoon of
+ * CTAs streams it now; their progress says which tokens have arrived) or done: its tokens
+ * were last read as the miss clock (KV bytes fetched from HBM so far) went from m_lo (first
+ * token) to m_hi (last), and a token is still in the L2 while its LRU depth (sim/l2_depth.c)
+ * is below the L2's capacity. Everything lives in one caller-provided block; nothing
+ * allocates. Not a public API. */
 #ifndef AV_L2_RUNS_H
 #define AV_L2_RUNS_H
 
@@ -38,7 +38,7 @@ int av__depth_held(const av__l2_depth_t *d, double s, double m, double cap_bytes
 
 typedef struct av__run {
   uint64_t key;                /* (head, node) */
-  int64_t lo, hi;              /* lines [lo, hi) */
+  int64_t lo, hi;              /* tokens [lo, hi) */
   double m_lo, m_hi;           /* done: miss clock (bytes) at its first and last line */
   double front_tok;            /* being read: the furthest token a member has reached */
   double start_tok;            /* being read: where its first member started (the front
@@ -56,29 +56,30 @@ typedef struct av__runs {
   uint32_t seed;
   double cap_bytes;            /* the L2's capacity: a line stays while fewer missed bytes
                                   than this have been read after it */
-  double line_bytes;
+  double line_bytes, line_tokens;  /* the L2's depth is counted in lines of 64+ tokens */
   av__l2_depth_t depth;
 } av__runs_t;
 
 size_t av__runs_bytes(int32_t cap);
-void av__runs_init(av__runs_t *t, int32_t cap, double cap_bytes, double line_bytes, void *mem);
+void av__runs_init(av__runs_t *t, int32_t cap, double cap_bytes, double line_bytes,
+                   double line_tokens, void *mem);
 
-/* The run of `key` holding line `line`, or -1. */
+/* The run of `key` holding position `line` (a token), or -1. */
 int32_t av__runs_find(const av__runs_t *t, uint64_t key, int64_t line);
 /* The first run of `key` that starts after `line` (lo > line), or -1. */
 int32_t av__runs_next(const av__runs_t *t, uint64_t key, int64_t line);
-/* The first line of done run i still in the L2 at miss clock m (hi when none is); the
- * stamp of its line `line`. */
+/* The first token of done run i still in the L2 at miss clock m (hi when none is); the
+ * stamp of its token `line`. */
 int64_t av__runs_present_from(const av__runs_t *t, int32_t i, double m);
 double av__runs_line_stamp(const av__run_t *r, int64_t line);
 /* Inserts a new run [lo, hi) of key (caller fills the rest); -1 when the pool is full even
  * after dropping what the L2 no longer holds at clock m and the oldest done runs. */
 int32_t av__runs_insert(av__runs_t *t, uint64_t key, int64_t lo, int64_t hi, double m);
-/* Removes lines [lo, hi) of key from every done run there (runs being read are kept),
+/* Removes tokens [lo, hi) of key from every done run there (runs being read are kept),
  * splitting the runs that straddle either end; their m values stay those of their lines. */
 void av__runs_clear(av__runs_t *t, uint64_t key, int64_t lo, int64_t hi, double m);
 void av__runs_erase(av__runs_t *t, int32_t i);
-/* Lines [lo, hi) of key's done runs are read again at clock m (their depth bookkeeping). */
+/* Tokens [lo, hi) of key's done runs are read again at clock m (their depth bookkeeping). */
 void av__runs_note_reread(av__runs_t *t, uint64_t key, int64_t lo, int64_t hi, double m);
 
 #endif
