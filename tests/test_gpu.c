@@ -435,7 +435,7 @@ START_TEST(test_model_names) {
   av_error_t err;
   av_error_clear(&err);
   ck_assert_int_eq(av_sim_model_lookup("cycle", "exp.json", "sim", &m, &err), AV_ERR_NAME);
-  ck_assert_str_eq(err.message, "unknown simulator model 'cycle'; expected one of: waves, engine");
+  ck_assert_str_eq(err.message, "unknown simulator model 'cycle'; expected one of: waves, engine, engine_lines");
   ck_assert_str_eq(err.path, "sim");
 }
 END_TEST
