@@ -41,7 +41,7 @@ static void layout(av__eng_t *e, carve_t *c, int64_t n_items, int64_t n_merge, i
                      &e->tamin, &e->next,  &e->busy_since, &e->busy_us, &e->capsum,
                      &e->sbar,  &e->hsum,  &e->hbar,  &e->msum};
   for (size_t i = 0; i < sizeof sm_d / sizeof *sm_d; i++) *sm_d[i] = carve(c, S, sizeof(double));
-  int32_t **sm_i[] = {&e->n_mem, &e->n_cmp, &e->n_res, &e->hw};
+  int32_t **sm_i[] = {&e->n_mem, &e->n_cmp, &e->n_res, &e->hw, &e->busy};
   for (size_t i = 0; i < sizeof sm_i / sizeof *sm_i; i++) *sm_i[i] = carve(c, S, sizeof(int32_t));
   e->res_used = carve(c, (size_t)(S * AV__RES_N), sizeof(uint32_t));
   e->sl_state = carve(c, (size_t)slots, 1);

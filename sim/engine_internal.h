@@ -58,6 +58,7 @@ typedef struct av__l2_cursor {
 typedef struct av__l2_phase {
   double W0, bytes;            /* the SM's W at its start (once active); its bytes */
   double kv, other, miss, mf;  /* KV bytes, other bytes, KV bytes missed; miss / bytes */
+  double extra;                /* tokens of `miss` it fetches again (dropped from the L2) */
   double tok0, tok1;           /* the token span it reads */
   double m0;                   /* the miss clock at its start */
   uint64_t key;                /* (head, node) */
@@ -69,6 +70,7 @@ typedef struct av__l2_phase {
 } av__l2_phase_t;
 typedef struct av__member {    /* a platoon member while its run's misses are re-divided */
   double pos, end, again;      /* where it is, where it stops; tokens it fetches again */
+  double owed;                 /* tokens the front passed that no share paid for */
   int32_t slot;
 } av__member_t;
 
@@ -185,6 +187,8 @@ typedef struct av__eng {
   double *mtmin, *ftmin, *tamin, *next;
   double *busy_since, *busy_us;
   int32_t *n_mem, *n_cmp, *n_res, *hw;
+  int32_t *busy, n_busy;              /* SMs holding CTAs (n_res > 0), in SM order: the
+                                         per-event passes visit only these */
   uint32_t *res_used;                 /* S x AV__RES_N */
   int64_t n_mem_total;
   double f;                           /* water level: fair per-CTA share of HBM bandwidth; a

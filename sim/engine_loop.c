@@ -197,6 +197,21 @@ static void record(av__eng_t *e, int32_t sl, int32_t s, double t) {
   ev->end_us = t;
 }
 
+/* The busy list stays in SM order, so SMs due at one event are handled in the order of
+ * their index whatever became busy first (the per-line L2's hits depend on that order). An
+ * SM enters or leaves it only when its first CTA arrives or its last leaves. */
+static void busy_enter(av__eng_t *e, int32_t s) {
+  int32_t i = e->n_busy++;
+  for (; i > 0 && e->busy[i - 1] > s; i--) e->busy[i] = e->busy[i - 1];
+  e->busy[i] = s;
+}
+
+static void busy_leave(av__eng_t *e, int32_t s) {
+  int32_t i = 0;
+  while (e->busy[i] != s) i++;
+  for (--e->n_busy; i < e->n_busy; i++) e->busy[i] = e->busy[i + 1];
+}
+
 /* The job on slot sl is done: record it, then run the next item of a persistent CTA's queue
  * on the same slot, or free the CTA's resources. */
 static void job_end(av__eng_t *e, int32_t sl, int32_t s, double t) {
@@ -211,7 +226,10 @@ static void job_end(av__eng_t *e, int32_t sl, int32_t s, double t) {
   e->sl_state[sl] = 0;
   uint32_t *used = &e->res_used[(int64_t)s * AV__RES_N];
   for (int r = 0; r < AV__RES_N; r++) used[r] -= L->res[r];
-  if (--e->n_res[s] == 0) e->busy_us[s] += t - e->busy_since[s];
+  if (--e->n_res[s] == 0) {
+    e->busy_us[s] += t - e->busy_since[s];
+    busy_leave(e, s);
+  }
   mark_dirty(e, s);
   if (++L->done_ctas == L->total) launch_end(e, li, t);
 }
@@ -380,7 +398,10 @@ static void place(av__eng_t *e, int32_t li, int32_t s, double t) {
   if (j + 1 > e->hw[s]) e->hw[s] = j + 1;
   uint32_t *used = &e->res_used[(int64_t)s * AV__RES_N];
   for (int r = 0; r < AV__RES_N; r++) used[r] += L->res[r];
-  if (e->n_res[s]++ == 0) e->busy_since[s] = t;
+  if (e->n_res[s]++ == 0) {
+    e->busy_since[s] = t;
+    busy_enter(e, s);
+  }
   e->sl_launch[sl] = li;
   e->sl_head[sl] = head;
   if (L->persistent) {
@@ -441,12 +462,12 @@ static void water_level(av__eng_t *e) {
     return;
   }
   double f = e->B / A;
-  int64_t capped_prev = -1;
+  int64_t capped_prev = 0;  /* nothing capped at the lowest level: f stays B / A */
   for (;;) {
     double capped = 0, free_ctas = 0;
     int64_t n_capped = 0;
-    for (int32_t s = 0; s < e->S; s++) {
-      int32_t k = e->n_mem[s];
+    for (int32_t i = 0; i < e->n_busy; i++) {
+      const int32_t s = e->busy[i], k = e->n_mem[s];
       if (!k) continue;
       const double demand = e->Cn[s] * e->hbar[s];
       if (demand < f) {
@@ -480,7 +501,8 @@ int av__engine_loop(av__eng_t *e, av_error_t *err) {
     double dt = tn > t ? tn - t : 0;
     int32_t n_due = 0;
     double missed = 0;  /* the range L2's clock: KV bytes fetched from HBM */
-    for (int32_t s = 0; s < S; s++) {
+    for (int32_t i = 0; i < e->n_busy; i++) {  /* an SM without CTAs moves nothing */
+      const int32_t s = e->busy[i];
       e->W[s] += e->rho[s] * dt;
       e->PHI[s] += e->phi[s] * dt;
       missed += e->rho[s] * e->msum[s];
@@ -496,7 +518,8 @@ int av__engine_loop(av__eng_t *e, av_error_t *err) {
     water_level(e);
     const double f = e->f;
     tn = e->heap_n ? e->heap_t[0] : BIG;
-    for (int32_t s = 0; s < S; s++) {
+    for (int32_t i = 0; i < e->n_busy; i++) {
+      const int32_t s = e->busy[i];
       /* HBM's share f buys f / hbar bytes of work when part of them hit L2 */
       const double fs = f >= BIG || e->hbar[s] <= 0 ? BIG : f / e->hbar[s];
       double rho = dmin(fs, e->Cn[s]), irho = dmax(fs >= BIG ? 0 : 1 / fs, e->nC[s]);

@@ -89,6 +89,21 @@ static double held_from(const av__eng_t *e, const av__run_t *r) {
   return hi;
 }
 
+/* Sorts a platoon's members by `key` (a field offset): insertion for the usual handful,
+ * qsort for a large cohort. */
+static void sort_members(av__member_t *m, int32_t k, int (*cmp)(const void *, const void *)) {
+  if (k > 16) {
+    qsort(m, (size_t)k, sizeof *m, cmp);
+    return;
+  }
+  for (int32_t i = 1; i < k; i++) {
+    const av__member_t x = m[i];
+    int32_t j = i;
+    for (; j > 0 && cmp(&m[j - 1], &x) > 0; j--) m[j] = m[j - 1];
+    m[j] = x;
+  }
+}
+
 static int cmp_pos(const void *a, const void *b) {
   const double x = ((const av__member_t *)a)->pos, y = ((const av__member_t *)b)->pos;
   return x < y ? -1 : x > y;
@@ -100,7 +115,7 @@ static int cmp_pos(const void *a, const void *b) {
  * member's .again (tokens), sorting m by position. */
 static void lagging_misses(av__eng_t *e, av__member_t *m, int32_t k, double held) {
   (void)e;
-  if (k > 1) qsort(m, (size_t)k, sizeof *m, cmp_pos);
+  sort_members(m, k, cmp_pos);
   int32_t j = 0;
   while (j < k && m[j].pos < held) j++;
   double acc = 0;
@@ -129,14 +144,26 @@ static void redivide(av__eng_t *e, int32_t ri) {
   int32_t k = 0;
   double front = r->front_tok;
   for (int32_t x = r->first; x >= 0; x = e->ph[x].next) {
+    const av__l2_phase_t *px = &e->ph[x];
     m[k].slot = x;
     m[k].pos = position(e, x);
-    m[k].end = e->ph[x].tok1;
+    m[k].end = px->tok1;
+    m[k].owed = 0;
+    r->paid += (px->miss / e->token_bytes - px->extra) * progress(e, x);
     front = dmax(front, m[k++].pos);
   }
   r->front_tok = front;
   lagging_misses(e, m, k, held_from(e, r));
-  if (k > 1) qsort(m, (size_t)k, sizeof *m, cmp_end);
+  sort_members(m, k, cmp_end);
+  /* The shares spread each member's misses evenly over its phase, so members that passed
+   * the front at another pace than their share paid for may leave tokens the front passed
+   * unpaid: the member with most still to read fetches them, so every token is fetched
+   * (what it has not fetched by the next re-division is owed again then). */
+  const double owed = dmax(front - r->start_tok - r->paid, 0);
+  int32_t most = 0;
+  for (int32_t i = 1; i < k; i++)
+    if (m[i].end - m[i].pos > m[most].end - m[most].pos) most = i;
+  if (k > 0) m[most].owed = owed;
   double acc = 0, prev = front;
   for (int32_t i = 0; i < k; i++) {
     const double end = dmax(m[i].end, front);
@@ -147,7 +174,8 @@ static void redivide(av__eng_t *e, int32_t ri) {
     const double rem = 1 - progress(e, x);  /* share of the phase still to go */
     e->hbm_bytes -= px->miss * rem;
     e->l2_bytes -= (px->kv - px->miss) * rem;
-    set_phase(e, x, m[i].pos, px->tok1, acc + m[i].again, px->other * rem);
+    set_phase(e, x, m[i].pos, px->tok1, acc + m[i].owed + m[i].again, px->other * rem);
+    e->ph[x].extra = m[i].again;
   }
 }
 
@@ -158,7 +186,7 @@ static void join(av__eng_t *e, int64_t sl, int32_t ri, double tok0, double tok1,
   ph->tok0 = tok0;
   ph->tok1 = tok1;
   ph->other = other;
-  ph->bytes = ph->kv = ph->miss = 0;  /* nothing accounted yet */
+  ph->bytes = ph->kv = ph->miss = ph->extra = 0;  /* nothing accounted yet */
   ph->run = ri;
   ph->next = r->first;
   r->first = (int32_t)sl;
@@ -171,9 +199,11 @@ static void join(av__eng_t *e, int64_t sl, int32_t ri, double tok0, double tok1,
 static void cut_member(av__eng_t *e, int64_t x, int64_t at) {
   av__l2_phase_t *px = &e->ph[x];
   const double rem = 1 - progress(e, x), pos = position(e, x);
+  e->runs.r[px->run].paid += (px->miss / e->token_bytes - px->extra) * (1 - rem);
   e->hbm_bytes -= px->miss * rem;
   e->l2_bytes -= (px->kv - px->miss) * rem;
   set_phase(e, x, pos, (double)at, 0, px->other * rem);  /* redivide sets its misses */
+  px->extra = 0;
   av__l2_cursor_t *c = &e->sl_cur[x];
   c->seg = px->seg;
   c->s0 = px->s0;
@@ -208,13 +238,15 @@ static int64_t hit_end(const av__eng_t *e, uint64_t key, int32_t ri, int64_t sto
 }
 
 /* Where the missing tokens from b end: the next token of key held or being read. */
-static int64_t miss_end(const av__eng_t *e, uint64_t key, int64_t b, int64_t stop) {
+static int64_t miss_end(const av__eng_t *e, uint64_t key, int64_t b, int64_t stop,
+                        int *dead) {
   for (int64_t from = b;;) {
     const int32_t n = av__runs_next(&e->runs, key, from);
     if (n < 0 || e->runs.r[n].lo >= stop) return stop;
     const av__run_t *r = &e->runs.r[n];
     if (r->first >= 0) return r->lo;
     const int64_t held = av__runs_present_from(&e->runs, n, e->m_clk);
+    if (held > r->lo) *dead = 1;  /* its evicted head lies in the missing span */
     if (held < r->hi) return held < stop ? held : stop;
     from = r->lo;  /* evicted whole: look past it */
   }
@@ -224,6 +256,12 @@ static int64_t miss_end(const av__eng_t *e, uint64_t key, int64_t b, int64_t sto
  * is being fetched anew (evicted meanwhile), which then keeps what it has. */
 static void refresh(av__eng_t *e, uint64_t key, int64_t lo, int64_t hi, double m0) {
   int32_t i = av__runs_find(&e->runs, key, lo);
+  if (i >= 0 && e->runs.r[i].first < 0 && e->runs.r[i].lo == lo && e->runs.r[i].hi == hi) {
+    av__runs_note_reread(&e->runs, key, lo, hi, e->m_clk);  /* the whole of one run: */
+    e->runs.r[i].m_lo = m0;                                  /* re-stamped in place */
+    e->runs.r[i].m_hi = e->m_clk;
+    return;
+  }
   if (i < 0) i = av__runs_next(&e->runs, key, lo);
   for (; i >= 0 && e->runs.r[i].lo < hi; i = av__runs_next(&e->runs, key, e->runs.r[i].lo))
     if (e->runs.r[i].first >= 0) return;
@@ -238,9 +276,9 @@ static void refresh(av__eng_t *e, uint64_t key, int64_t lo, int64_t hi, double m
 /* Fetches the missing tokens [b, end): a new run with slot sl as its first member (or,
  * with the run pool exhausted, a plain miss phase). */
 static void start_run(av__eng_t *e, int64_t sl, uint64_t key, int64_t b, int64_t end,
-                      double other) {
+                      double other, int dead) {
   const double tok0 = (double)b, tok1 = (double)end;
-  av__runs_clear(&e->runs, key, b, end, e->m_clk);
+  if (dead) av__runs_clear(&e->runs, key, b, end, e->m_clk);  /* evicted runs in the way */
   const int32_t ri = av__runs_insert(&e->runs, key, b, end, e->m_clk);
   if (ri < 0) {
     set_phase(e, sl, tok0, tok1, tok1 - tok0, other);
@@ -274,10 +312,11 @@ double av__ranges_phase(av__eng_t *e, int64_t sl, double other, double *hbm_out)
   const int reading = ri >= 0 && e->runs.r[ri].first >= 0;
   const int64_t held = ri >= 0 && !reading ? av__runs_present_from(&e->runs, ri, e->m_clk) : -1;
   int64_t end;
+  int dead = ri >= 0;  /* b lies in an evicted part of a done run */
   if (reading) end = e->runs.r[ri].hi < stop ? e->runs.r[ri].hi : stop;
   else if (ri >= 0 && b >= held) end = hit_end(e, key, ri, stop);
   else if (ri >= 0 && held < e->runs.r[ri].hi) end = held < stop ? held : stop;
-  else end = miss_end(e, key, b, stop);
+  else end = miss_end(e, key, b, stop, &dead);
   ph->key = key;
   ph->seg = c->seg;
   ph->s0 = c->s0;
@@ -293,7 +332,7 @@ double av__ranges_phase(av__eng_t *e, int64_t sl, double other, double *hbm_out)
       /* it starts beyond what the platoon has read: the tokens from b are its own run,
        * which the members reach later */
       split_run(e, ri, b);
-      start_run(e, sl, key, b, end, other);
+      start_run(e, sl, key, b, end, other, 0);
     } else {
       join(e, sl, ri, (double)b, (double)end, other);
     }
@@ -301,7 +340,7 @@ double av__ranges_phase(av__eng_t *e, int64_t sl, double other, double *hbm_out)
     set_phase(e, sl, (double)b, (double)end, 0, other);
     ph->hit = 1;
   } else {
-    start_run(e, sl, key, b, end, other);
+    start_run(e, sl, key, b, end, other, dead);
   }
   if (end < stop) c->tok = end;
   else av__engine_seg_enter(e, sl, &e->plan->items[e->sl_job[sl]], c->seg + 1);
@@ -318,6 +357,7 @@ void av__ranges_phase_end(av__eng_t *e, int64_t sl) {
     while (*link != (int32_t)sl) link = &e->ph[*link].next;
     *link = ph->next;
     r->front_tok = dmax(r->front_tok, ph->tok1);
+    r->paid += ph->miss / e->token_bytes - ph->extra;
     if (--r->n_members == 0) {
       /* done: its tokens were read from its start to now; those no member reached are not
        * in the L2 */
