@@ -55,6 +55,7 @@ static void layout(av__eng_t *e, carve_t *c, int64_t n_items, int64_t n_merge, i
   e->sl_cur = carve(c, (size_t)slots, sizeof *e->sl_cur);
   e->ph = carve(c, e->l2_ranges ? (size_t)slots : 0, sizeof *e->ph);
   e->members = carve(c, e->l2_ranges ? (size_t)slots : 0, sizeof *e->members);
+  e->unsettled = carve(c, e->l2_ranges ? (size_t)slots : 0, sizeof(int32_t));
   e->touched = carve(c, (size_t)S, sizeof(int32_t));
   e->is_touched = carve(c, (size_t)S, 1);
   e->starters = carve(c, (size_t)slots, sizeof(int32_t));
@@ -455,9 +456,11 @@ int av__engine_run(const av__engine_in_t *in, av_sim_result_t *out, av_timeline_
   carve(&c, (size_t)qo, sizeof(int32_t));
   carve(&c, (size_t)nl, sizeof(uint64_t));
   /* the range model's runs: those being read (at most one per slot) and what the L2 holds
-   * (runs of at least a line; the pool drops the oldest when it fills) */
+   * (the pool drops the oldest when it fills); a plan of few segments needs few */
   const int64_t slots = (int64_t)e.S * e.maxc;
-  const int32_t n_runs = e.l2_ranges ? (int32_t)(slots + 2 * (int64_t)l2_cap + 64) : 0;
+  const int64_t runs_held = 4 * (int64_t)p->n_segments * e.hkv + 64;
+  const int64_t runs_cap = slots + 2 * (int64_t)l2_cap + 64;
+  const int32_t n_runs = e.l2_ranges ? (int32_t)(runs_held < runs_cap ? runs_held : runs_cap) : 0;
   const int32_t line_cap = e.l2_ranges ? 0 : l2_cap;
   carve(&c, av__l2_bytes(line_cap), 1);
   carve(&c, av__runs_bytes(n_runs), 1);

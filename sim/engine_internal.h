@@ -216,6 +216,7 @@ typedef struct av__eng {
   av__runs_t runs;
   av__l2_phase_t *ph;                 /* per slot */
   av__member_t *members;              /* scratch: one per slot */
+  int32_t *unsettled, n_unsettled;    /* runs joined in this event (av__ranges_settle) */
   double *msum;                       /* per SM: sum of memory-active slots' miss / bytes */
   double m_clk;                       /* KV bytes missed so far (the L2's reuse clock) */
   int32_t *touched, n_touched;        /* SMs whose slots a platoon re-division moved */
@@ -241,6 +242,8 @@ double av__engine_kv_phase(av__eng_t *e, int64_t sl, double other, double *hbm_o
  * (it leaves its platoon, or refreshes the lines it hit). */
 double av__ranges_phase(av__eng_t *e, int64_t sl, double other, double *hbm_out);
 void av__ranges_phase_end(av__eng_t *e, int64_t sl);
+/* The end of an event: the runs that gained members in it re-divide their misses once. */
+void av__ranges_settle(av__eng_t *e);
 
 /* sim/engine_loop.c: runs the events to the end; fills e->L[*].start_us/end_us. */
 int av__engine_loop(av__eng_t *e, av_error_t *err);

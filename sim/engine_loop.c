@@ -514,6 +514,7 @@ int av__engine_loop(av__eng_t *e, av_error_t *err) {
     for (int32_t d = 0; d < n_due; d++) process_sm(e, due[d], t);
     for (int32_t d = 0; d < n_due; d++) sm_mins(e, due[d]);
     dispatch(e, t);
+    if (e->n_unsettled) av__ranges_settle(e);
     if (e->n_touched) flush_touched(e);
     water_level(e);
     const double f = e->f;

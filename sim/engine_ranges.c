@@ -179,19 +179,32 @@ static void redivide(av__eng_t *e, int32_t ri) {
   }
 }
 
-/* Slot sl joins run ri's platoon to read its tokens [tok0, tok1). */
+/* Slot sl joins run ri's platoon to read its tokens [tok0, tok1). Its share is settled at
+ * the end of the event (av__ranges_settle), once for all who join the run in it (a wave of
+ * CTAs starting together joins a prefix's run at once); until then it is charged, as
+ * provisional, the tokens it reads past the front. */
 static void join(av__eng_t *e, int64_t sl, int32_t ri, double tok0, double tok1, double other) {
   av__run_t *r = &e->runs.r[ri];
   av__l2_phase_t *ph = &e->ph[sl];
-  ph->tok0 = tok0;
-  ph->tok1 = tok1;
-  ph->other = other;
   ph->bytes = ph->kv = ph->miss = ph->extra = 0;  /* nothing accounted yet */
+  set_phase(e, sl, tok0, tok1, dmax(tok1 - dmax(r->front_tok, tok0), 0), other);
   ph->run = ri;
   ph->next = r->first;
   r->first = (int32_t)sl;
   r->n_members++;
-  redivide(e, ri);
+  if (!r->unsettled) {
+    r->unsettled = 1;
+    e->unsettled[e->n_unsettled++] = ri;
+  }
+}
+
+void av__ranges_settle(av__eng_t *e) {
+  for (int32_t i = 0; i < e->n_unsettled; i++) {
+    av__run_t *r = &e->runs.r[e->unsettled[i]];
+    r->unsettled = 0;
+    if (r->first >= 0) redivide(e, e->unsettled[i]);
+  }
+  e->n_unsettled = 0;
 }
 
 /* Member x of a run stops its phase at token `at` (> where it is): the rest of its tokens

@@ -44,6 +44,7 @@ typedef struct av__run {
   double start_tok;            /* being read: where its first member started (the front
                                   moved from there at clock m_lo to front_tok now) */
   double paid;                 /* being read: tokens of that move its members fetched */
+  int32_t unsettled;           /* being read: members joined in this event, not yet shared */
   int32_t first;               /* being read: first member slot; -1: done */
   int32_t n_members;
   int32_t left, right;         /* treap children, -1 = none */
