@@ -20,6 +20,12 @@ double av_bench_median(double *v, int n);
 /* The process's peak resident set so far, in KiB. */
 long av_bench_maxrss_kib(void);
 
+struct av_bench_batch;
+/* Builds batch b (cli/bench_batches.h) and the roofline cost model the benchmarks plan it
+ * with. Caller owns *w (av_workload_destroy) and *cost (av_costmodel_destroy), also on error. */
+int av_bench_batch_with_cost(const struct av_bench_batch *b, const av_gpu_t *gpu,
+                             const av_variants_t *vs, av_workload_t **w, av_costmodel_t **cost,
+                             av_error_t *err);
 /* Plans w with the scheduler named `sched` (default parameters) and proves the plan exact.
  * Caller owns *out (av_plan_destroy). */
 int av_bench_plan_checked(const char *sched, const av_workload_t *w, const av_gpu_t *gpu,

@@ -27,6 +27,16 @@ typedef struct timed {
   double cpu_s, wall_s, makespan_us;
 } timed_t;
 
+int av_bench_batch_with_cost(const av_bench_batch_t *b, const av_gpu_t *gpu,
+                             const av_variants_t *vs, av_workload_t **w, av_costmodel_t **cost,
+                             av_error_t *err) {
+  *cost = NULL;
+  if (!(*w = av_bench_batch_build(b, err))) return err->code ? err->code : AV_ERR_INTERNAL;
+  const av_costmodel_ops_t *roofline = av_costmodel_find("roofline");
+  return roofline ? av_cli_cost_create(roofline, NULL, gpu, &(*w)->heads, vs, cost, err)
+                  : av_error_set(err, AV_ERR_INTERNAL, NULL, NULL, "no roofline cost model");
+}
+
 int av_bench_plan_checked(const char *sched, const av_workload_t *w, const av_gpu_t *gpu,
                           const av_variants_t *vs, const av_costmodel_t *cost, av_plan_t **out,
                           av_error_t *err) {
@@ -85,12 +95,10 @@ static void print_batch(const av_workload_t *w) {
 /* One batch: every scheduler of the set; adds its CTAs and median seconds to the totals. */
 static int bench_batch(const av_bench_batch_t *b, const av_gpu_t *gpu, const av_variants_t *vs,
                        int runs, double *ctas, double *secs, double *worst, av_error_t *err) {
-  av_workload_t *w = av_bench_batch_build(b, err);
-  if (!w) return err->code ? err->code : AV_ERR_INTERNAL;
+  av_workload_t *w = NULL;
   av_costmodel_t *cost = NULL;
-  const av_costmodel_ops_t *roofline = av_costmodel_find("roofline");
-  int rc = roofline ? av_cli_cost_create(roofline, NULL, gpu, &w->heads, vs, &cost, err)
-                    : av_error_set(err, AV_ERR_INTERNAL, NULL, NULL, "no roofline cost model");
+  int rc = av_bench_batch_with_cost(b, gpu, vs, &w, &cost, err);
+  if (!w) return rc;
   if (!rc) print_batch(w);
   for (int s = 0; s < N_SCHED && !rc; s++) {
     av_plan_t *p = NULL;

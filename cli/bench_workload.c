@@ -23,12 +23,10 @@ static const av_bench_batch_t *find_batch(const char *name) {
 /* One batch: every scheduler, out[0..N_SCHED). */
 static int run_batch(const av_bench_batch_t *b, const av_gpu_t *gpu, const av_variants_t *vs,
                      av_bench_workload_plan_t *out, av_error_t *err) {
-  av_workload_t *w = av_bench_batch_build(b, err);
-  if (!w) return err->code ? err->code : AV_ERR_INTERNAL;
+  av_workload_t *w = NULL;
   av_costmodel_t *cost = NULL;
-  const av_costmodel_ops_t *roofline = av_costmodel_find("roofline");
-  int rc = roofline ? av_cli_cost_create(roofline, NULL, gpu, &w->heads, vs, &cost, err)
-                    : av_error_set(err, AV_ERR_INTERNAL, NULL, NULL, "no roofline cost model");
+  int rc = av_bench_batch_with_cost(b, gpu, vs, &w, &cost, err);
+  if (!w) return rc;
   av_sim_config_t cfg = {.model = AV_SIM_ENGINE};
   for (int s = 0; s < N_SCHED && !rc; s++) {
     av_plan_t *p = NULL;
