@@ -321,6 +321,19 @@ double av__ranges_phase(av__eng_t *e, int64_t sl, double other, double *hbm_out)
     *hbm_out = ph->bytes * e->sl_h[sl];
     return ph->bytes;
   }
+  const av_workload_t *w = e->in->workload;
+  const int32_t node = (int32_t)(key % (uint64_t)e->plan->n_nodes);
+  if (e->box_rows == 0 && w->node_req_offsets[node + 1] - w->node_req_offsets[node] == 1) {
+    /* one request's own KV: an exact plan reads each of its tokens once, so nothing else
+     * will look for them and they need no run (the miss clock still counts them) */
+    ph->key = key;
+    ph->begin = b;
+    ph->end = stop;
+    set_phase(e, sl, (double)b, (double)stop, (double)(stop - b), other);
+    av__engine_seg_enter(e, sl, &e->plan->items[e->sl_job[sl]], c->seg + 1);
+    *hbm_out = ph->bytes * e->sl_h[sl];
+    return ph->bytes;
+  }
   const int32_t ri = av__runs_find(&e->runs, key, b);
   const int reading = ri >= 0 && e->runs.r[ri].first >= 0;
   const int64_t held = ri >= 0 && !reading ? av__runs_present_from(&e->runs, ri, e->m_clk) : -1;

@@ -16,6 +16,7 @@ void av__runs_init(av__runs_t *t, int32_t cap, double cap_bytes, double line_byt
   t->used = 0;
   t->free_head = NIL;
   t->root = NIL;
+  t->inserts = 0;
   t->seed = 0x9e3779b9u;
   t->cap_bytes = cap_bytes;
   t->line_bytes = line_bytes;
@@ -112,30 +113,42 @@ void av__runs_erase(av__runs_t *t, int32_t i) {
   t->free_head = i;
 }
 
+/* Drops the done runs the L2 no longer holds at clock m; returns whether it dropped any. */
+static int sweep(av__runs_t *t, double m) {
+  const double thr = m - t->cap_bytes;
+  int freed = 0;
+  for (int32_t i = 0; i < t->used; i++)
+    if (t->r[i].first == NIL && t->r[i].m_hi <= thr) {
+      av__runs_erase(t, i);
+      freed = 1;
+    }
+  return freed;
+}
+
 /* Pool full: drops the done runs the L2 no longer holds at clock m; when there are none, the
  * least recently read quarter of the done runs (their lines would be the next evicted). */
 static void reclaim(av__runs_t *t, double m) {
-  const double thr = m - t->cap_bytes;
+  if (sweep(t, m)) return;
   double lo = 1e300, hi = -1e300;
-  int freed = 0;
   for (int32_t i = 0; i < t->used; i++) {
-    av__run_t *r = &t->r[i];
+    const av__run_t *r = &t->r[i];
     if (r->first != NIL) continue;  /* being read, or free */
-    if (r->m_hi <= thr) {
-      av__runs_erase(t, i);
-      freed = 1;
-    } else {
-      lo = r->m_hi < lo ? r->m_hi : lo;
-      hi = r->m_hi > hi ? r->m_hi : hi;
-    }
+    lo = r->m_hi < lo ? r->m_hi : lo;
+    hi = r->m_hi > hi ? r->m_hi : hi;
   }
-  if (freed || lo > hi) return;
+  if (lo > hi) return;
   const double cut = lo + (hi - lo) / 4;
   for (int32_t i = 0; i < t->used; i++)
     if (t->r[i].first == NIL && t->r[i].m_hi <= cut) av__runs_erase(t, i);
 }
 
 int32_t av__runs_insert(av__runs_t *t, uint64_t key, int64_t lo, int64_t hi, double m) {
+  /* every quarter pool of inserts, what the L2 dropped leaves the tree, which so stays the
+   * size of what the L2 holds (its depth is what every lookup pays) */
+  if (++t->inserts >= t->cap / 4 + 1) {
+    t->inserts = 0;
+    sweep(t, m);
+  }
   if (t->free_head == NIL && t->used == t->cap) reclaim(t, m);
   int32_t i;
   if (t->free_head != NIL) {
@@ -147,7 +160,9 @@ int32_t av__runs_insert(av__runs_t *t, uint64_t key, int64_t lo, int64_t hi, dou
     return NIL;
   }
   av__run_t *r = &t->r[i];
-  t->seed = t->seed * 1664525u + 1013904223u;
+  t->seed ^= t->seed << 13;  /* xorshift32: independent priorities keep the treap shallow */
+  t->seed ^= t->seed >> 17;
+  t->seed ^= t->seed << 5;
   *r = (av__run_t){.key = key, .lo = lo, .hi = hi, .first = NIL, .left = NIL, .right = NIL,
                    .prio = t->seed};
   int32_t a, b;

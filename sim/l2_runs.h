@@ -54,7 +54,7 @@ typedef struct av__run {
 typedef struct av__runs {
   av__run_t *r;                /* cap nodes */
   int32_t cap, used, free_head; /* free list threads through .left */
-  int32_t root;
+  int32_t root, inserts;       /* inserts since the last sweep of dropped runs */
   uint32_t seed;
   double cap_bytes;            /* the L2's capacity: a line stays while fewer missed bytes
                                   than this have been read after it */
