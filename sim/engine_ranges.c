@@ -89,11 +89,30 @@ static double held_from(const av__eng_t *e, const av__run_t *r) {
   return hi;
 }
 
-/* Sorts a platoon's members by `key` (a field offset): insertion for the usual handful,
- * qsort for a large cohort. */
+/* Sorts a platoon's members with cmp: insertion for the usual handful, heapsort for a large
+ * cohort (in place: glibc's qsort may allocate, and the event loop allocates nothing). */
+static void sift(av__member_t *m, int32_t i, int32_t n, int (*cmp)(const void *, const void *)) {
+  for (;;) {
+    int32_t c = 2 * i + 1;
+    if (c >= n) return;
+    if (c + 1 < n && cmp(&m[c + 1], &m[c]) > 0) c++;
+    if (cmp(&m[c], &m[i]) <= 0) return;
+    const av__member_t x = m[i];
+    m[i] = m[c];
+    m[c] = x;
+    i = c;
+  }
+}
+
 static void sort_members(av__member_t *m, int32_t k, int (*cmp)(const void *, const void *)) {
   if (k > 16) {
-    qsort(m, (size_t)k, sizeof *m, cmp);
+    for (int32_t i = k / 2 - 1; i >= 0; i--) sift(m, i, k, cmp);
+    for (int32_t n = k - 1; n > 0; n--) {
+      const av__member_t x = m[0];
+      m[0] = m[n];
+      m[n] = x;
+      sift(m, 0, n, cmp);
+    }
     return;
   }
   for (int32_t i = 1; i < k; i++) {
@@ -157,13 +176,13 @@ static void redivide(av__eng_t *e, int32_t ri) {
   sort_members(m, k, cmp_end);
   /* The shares spread each member's misses evenly over its phase, so members that passed
    * the front at another pace than their share paid for may leave tokens the front passed
-   * unpaid: the member with most still to read fetches them, so every token is fetched
-   * (what it has not fetched by the next re-division is owed again then). */
+   * unpaid: the members fetch them in proportion to what each still reads, so every token is
+   * fetched (what they have not by the next re-division is owed again then). */
   const double owed = dmax(front - r->start_tok - r->paid, 0);
-  int32_t most = 0;
-  for (int32_t i = 1; i < k; i++)
-    if (m[i].end - m[i].pos > m[most].end - m[most].pos) most = i;
-  if (k > 0) m[most].owed = owed;
+  double left = 0;
+  for (int32_t i = 0; i < k; i++) left += dmax(m[i].end - m[i].pos, 0);
+  for (int32_t i = 0; i < k; i++)
+    m[i].owed = left > 0 ? owed * dmax(m[i].end - m[i].pos, 0) / left : owed / k;
   double acc = 0, prev = front;
   for (int32_t i = 0; i < k; i++) {
     const double end = dmax(m[i].end, front);
