@@ -57,8 +57,21 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/anvil DESTINATION ${CMAKE_INSTALL_
 set(AV_SHARE ${CMAKE_INSTALL_DATADIR}/anvil)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/gpus ${CMAKE_SOURCE_DIR}/profiles DESTINATION ${AV_SHARE})
 install(FILES ${CMAKE_SOURCE_DIR}/kernels/variants.json DESTINATION ${AV_SHARE}/kernels)
+# A program linked statically to libanvil.a has no share/anvil beside it: the installed
+# archive's fallback data directory is made the install prefix's, at install time, so that
+# `cmake --install --prefix P` is honoured (core/data_dir_default.c).
+install(CODE "set(AV_INSTALL_C_COMPILER \"${CMAKE_C_COMPILER}\")
+set(AV_INSTALL_AR \"${CMAKE_AR}\")
+set(AV_INSTALL_RANLIB \"${CMAKE_RANLIB}\")
+set(AV_INSTALL_SOURCE \"${CMAKE_SOURCE_DIR}\")
+set(AV_INSTALL_WORK \"${CMAKE_BINARY_DIR}/install-data-dir\")
+set(AV_INSTALL_LIBDIR \"${CMAKE_INSTALL_LIBDIR}\")
+set(AV_INSTALL_DATADIR \"${AV_SHARE}\")")
+install(SCRIPT ${CMAKE_SOURCE_DIR}/cmake/install_data_dir.cmake)
 
-# The prefix is found from the .pc file's own place, so `cmake --install --prefix P` works.
+# The prefix is found from the .pc file's own place, so `cmake --install --prefix P` works;
+# the libraries' directory is the programs' run path too, so they start without
+# LD_LIBRARY_PATH.
 file(RELATIVE_PATH AV_PC_TO_PREFIX /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
 configure_file(${CMAKE_SOURCE_DIR}/cmake/anvil.pc.in ${CMAKE_BINARY_DIR}/anvil.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/anvil.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/gpu.h"
+#include "core/data_dir.h"
 
 static char installed[PATH_MAX];
 static pthread_once_t once = PTHREAD_ONCE_INIT;

@@ -13,12 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/data_dir.h"
 #include "core/json_util.h"
 #include "core/plan.h"
-
-#ifndef AV_DATA_DIR
-#define AV_DATA_DIR "."
-#endif
 
 typedef struct gpu_field {
   const char *key;
@@ -89,9 +86,8 @@ void av_gpu_launch_costs(const av_gpu_t *g, int model, av_launch_costs_t *out) {
 const char *av_data_dir(void) {
   const char *env = getenv("ANVIL_DATA_DIR");
   if (env && env[0]) return env;
-  const char *av__data_dir_installed(void); /* core/data_dir.c */
   const char *installed = av__data_dir_installed();
-  return installed ? installed : AV_DATA_DIR;
+  return installed ? installed : av__data_dir_default();
 }
 
 /* One {"value": X, "source": "..."} entry. */

@@ -86,7 +86,7 @@ int av_gpu_load_file(const char *path, av_gpu_t *out, av_error_t *err);
 int av_gpu_list(const char *dir, char ***names, int *n, av_error_t *err);
 /* The directory holding the built-in data (GPU specs, kernels/variants.json): $ANVIL_DATA_DIR
  * if set, else <prefix>/share/anvil of an installed anvil (core/data_dir.c), else the source
- * tree the build came from. */
+ * tree the build came from (for the installed static library: its install prefix's). */
 const char *av_data_dir(void);
 
 #endif
