@@ -3,6 +3,7 @@
  * calibrated spec the profiler wrote (profiles/<gpu>.spec.json) when there is one. Each
  * finished batch is journaled (DIR/validation.journal.jsonl), so a validation stopped
  * part-way continues with --resume. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,9 @@
 #include "pipeline/files.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/validate_devices.h"
 #include "pipeline/experiment.h"
+#include "pipeline/run.h"
 #include "pipeline/validate.h"
 #include "pipeline/validate_offline.h"
 #include "pipeline/validate_report.h"
@@ -20,7 +23,8 @@
 #include "validation/profile.h"
 #include "pipeline/results_dir.h"
 
-enum { OPT_SPEC = 256, OPT_NO_CAL, OPT_TRACE_OF, OPT_REPEATS, OPT_OFFLINE, OPT_RESUME };
+enum { OPT_SPEC = 256, OPT_NO_CAL, OPT_TRACE_OF, OPT_REPEATS, OPT_OFFLINE, OPT_RESUME,
+       OPT_SHARD, OPT_DEVICES };
 
 static const av_cli_opt_t k_opts[] = {
     {"out", 'o', "DIR", "output directory (default out/<experiment name>/validation)"},
@@ -34,6 +38,9 @@ static const av_cli_opt_t k_opts[] = {
      "no GPU: re-predict a recorded report's pairs, recompute its statistics"},
     {"resume", OPT_RESUME, NULL,
      "take the batches a stopped validation finished from DIR/validation.journal.jsonl"},
+    {"devices", OPT_DEVICES, "LIST",
+     "spread the batches over these CUDA devices (e.g. 0,1), one process each, into one report"},
+    {"shard", OPT_SHARD, "I/N", "measure every Nth batch from the Ith (what --devices runs)"},
     {"help", 'h', NULL, "show this help"},
     {NULL, 0, NULL, NULL}};
 
@@ -41,6 +48,8 @@ typedef struct vopts {
   const char *exp, *out, *trace_of, *gpu_spec, *spec, *offline;
   int trace, no_cal, resume;
   int64_t repeats;
+  int shard, shards;
+  av_vdevices_t devices;
 } vopts_t;
 
 typedef struct vctx {
@@ -74,6 +83,12 @@ static int parse_args(int argc, char **argv, vopts_t *o, av_error_t *err) {
       case OPT_NO_CAL: o->no_cal = 1; break;
       case OPT_OFFLINE: o->offline = v; break;
       case OPT_RESUME: o->resume = 1; break;
+      case OPT_SHARD:
+        if (av_run_shard_parse(v, "--shard", &o->shard, &o->shards, err)) return err->code;
+        break;
+      case OPT_DEVICES:
+        if (av_vdevices_parse(v, &o->devices, err)) return err->code;
+        break;
       case OPT_REPEATS:
         if (av_cli_parse_int("validate", "--repeats", v, 1, 1000, &o->repeats, err))
           return err->code;
@@ -87,6 +102,12 @@ static int parse_args(int argc, char **argv, vopts_t *o, av_error_t *err) {
   if (o->spec && o->no_cal)
     return av_error_set(err, AV_ERR_USAGE, "validate", "--spec",
                         "--spec and --no-calibration exclude each other");
+  if (o->offline && (o->shards > 1 || o->devices.n))
+    return av_error_set(err, AV_ERR_USAGE, "validate", o->shards > 1 ? "--shard" : "--devices",
+                        "--offline re-predicts a whole record; it takes no --shard or --devices");
+  if (o->shards > 1 && o->devices.n)
+    return av_error_set(err, AV_ERR_USAGE, "validate", "--shard",
+                        "--devices runs the shards itself; give one of --shard and --devices");
   return AV_OK;
 }
 
@@ -141,6 +162,41 @@ static int pick_gpu(vctx_t *c, av_error_t *err) {
   return AV_OK;
 }
 
+/* --devices: the shards measure (cli/validate_devices.c), then their journals become this
+ * validation's, from which every batch is taken as --resume takes it. Without --devices, the
+ * journal of this process (resumed with --resume). */
+static int open_journal(vctx_t *c, av_vjournal_t **journal, av_error_t *err) {
+  const vopts_t *o = c->o;
+  char jpath[1100], repeats[24];
+  snprintf(jpath, sizeof jpath, "%s/validation.journal.jsonl", c->dir);
+  if (!o->devices.n) return av_vjournal_open(jpath, &c->rep, o->resume, journal, err);
+  const char *args[16];
+  int n = 0;
+  args[n++] = o->exp;
+  snprintf(repeats, sizeof repeats, "%" PRId64, o->repeats);
+  args[n++] = "--repeats";
+  args[n++] = repeats;
+  if (o->trace) args[n++] = "--trace";
+  if (o->trace_of) args[n++] = "--trace-of", args[n++] = o->trace_of;
+  if (o->gpu_spec) args[n++] = "--gpu-spec", args[n++] = o->gpu_spec;
+  if (o->spec) args[n++] = "--spec", args[n++] = o->spec;
+  if (o->no_cal) args[n++] = "--no-calibration";
+  if (o->resume) args[n++] = "--resume";
+  int rc = av_vdevices_run(&o->devices, c->dir, args, n, err);
+  char paths[AV_VDEVICES_MAX][1100];
+  const char *shards[AV_VDEVICES_MAX];
+  for (int k = 0; k < o->devices.n; k++) {
+    av_vdevices_journal(c->dir, k, paths[k], sizeof paths[k]);
+    shards[k] = paths[k];
+  }
+  int missing = 0;
+  if (!rc) rc = av_vjournal_merge(shards, o->devices.n, jpath, &c->rep, &missing, err);
+  if (!rc && missing)
+    rc = av_error_set(err, AV_ERR_INTERNAL, jpath, NULL,
+                      "%d batches are in no shard's journal", missing);
+  return rc ? rc : av_vjournal_open(jpath, &c->rep, 1, journal, err);
+}
+
 static void command_line(int argc, char **argv, char *out, size_t n) {
   size_t used = (size_t)snprintf(out, n, "anvil");
   for (int i = 0; i < argc && used < n; i++)
@@ -153,7 +209,7 @@ int av_cmd_validate(int argc, char **argv) {
   vopts_t o = {0};
   int rc = parse_args(argc, argv, &o, &err);
   if (rc == -1) {
-    av_cli_print_help("validate EXP.json [--out DIR] [--trace] [--gpu-spec NAME]\n"
+    av_cli_print_help("validate EXP.json [--out DIR] [--trace] [--gpu-spec NAME] [--devices LIST]\n"
                       "       anvil validate --offline VALIDATION.json [EXP.json] [--out DIR]",
                       "Runs every batch x scheduler of an experiment on this GPU and compares "
                       "the\nsimulator's prediction with the measurement: APE per pair, MAPE, "
@@ -161,7 +217,9 @@ int av_cmd_validate(int argc, char **argv) {
                       "regret and auto's\ngap to the best plan. Writes DIR/validation.json and "
                       "DIR/validation.csv.\nNeeds a CUDA device, except with --offline: "
                       "the recorded measurements are\nkept, every plan is re-made and "
-                      "re-simulated. Method: docs/validation.md.",
+                      "re-simulated. With --devices 0,1 the batches are\nmeasured on several "
+                      "GPUs of this host at once, one process each, into one\nreport. "
+                      "Method: docs/validation.md.",
                       k_opts);
     return 0;
   }
@@ -198,14 +256,11 @@ int av_cmd_validate(int argc, char **argv) {
   }
   av_vjournal_t *journal = NULL;
   if (!rc) rc = av_mkdirs(c.dir, &err);
-  if (!rc) {
-    char jpath[1100];
-    snprintf(jpath, sizeof jpath, "%s/validation.journal.jsonl", c.dir);
-    rc = av_vjournal_open(jpath, &c.rep, o.resume, &journal, &err);
-  }
+  if (!rc) rc = open_journal(&c, &journal, &err);
   if (!rc) {
     av_validate_opts_t vo = {.trace = o.trace, .trace_of = o.trace_of,
-                             .repeats = (int)o.repeats, .dir = c.dir, .journal = journal};
+                             .repeats = (int)o.repeats, .dir = c.dir, .journal = journal,
+                             .shard = o.shard, .shards = o.shards};
     rc = av_validate_run(c.e, c.vs, &vo, &c.rep, &err);
   }
   av_vjournal_close(journal);

@@ -214,6 +214,7 @@ static int run_all(vrun_t *c, av_error_t *err) {
     rc = av_mkdirs(t, err);
   }
   for (int bi = 0; bi < c->e->n_batches && !rc; bi++) {
+    if (c->o->shards > 1 && bi % c->o->shards != c->o->shard) continue;
     const int first = c->rep->n;
     const int taken = av_vjournal_take(c->o->journal, bi, c->rep);
     if (taken < 0) rc = av_error_set(err, AV_ERR_NOMEM, "validate", NULL, "out of memory");

@@ -18,6 +18,8 @@ typedef struct av_validate_opts {
   int repeats;               /* timed runs per plan (median) */
   const char *dir;           /* output directory (traces/ goes there) */
   av_vjournal_t *journal;    /* may be NULL */
+  int shard, shards;         /* measure only batches b with b % shards == shard (shards > 1;
+                                the others are left out of the report and the journal) */
 } av_validate_opts_t;
 
 /* Appends one report row per (batch, scheduler) to rep, in order. */

@@ -102,17 +102,24 @@ static int load(av_vjournal_t *j, const json_t *want, av_error_t *err) {
   return rc;
 }
 
-int av_vjournal_open(const char *path, const av_vreport_t *rep, int resume,
-                     av_vjournal_t **out, av_error_t *err) {
-  *out = NULL;
+static av_vjournal_t *journal_new(const char *path, const av_vreport_t *rep, av_error_t *err) {
   av_vjournal_t *j = calloc(1, sizeof *j);
   if (j) j->batch = calloc((size_t)rep->e->n_batches + 1, sizeof *j->batch);
   if (!j || !j->batch) {
     av_vjournal_close(j);
-    return av_error_set(err, AV_ERR_NOMEM, path, NULL, "out of memory");
+    av_error_set(err, AV_ERR_NOMEM, path, NULL, "out of memory");
+    return NULL;
   }
   j->n_batches = rep->e->n_batches;
   snprintf(j->path, sizeof j->path, "%s", path);
+  return j;
+}
+
+int av_vjournal_open(const char *path, const av_vreport_t *rep, int resume,
+                     av_vjournal_t **out, av_error_t *err) {
+  *out = NULL;
+  av_vjournal_t *j = journal_new(path, rep, err);
+  if (!j) return err->code;
   json_t *want = header(rep);
   FILE *probe = resume ? fopen(path, "rb") : NULL;
   int rc = AV_OK;
@@ -171,4 +178,47 @@ void av_vjournal_close(av_vjournal_t *j) {
   for (int b = 0; j->batch && b < j->n_batches; b++) json_decref(j->batch[b]);
   free(j->batch);
   free(j);
+}
+
+/* Reads one shard's journal into shard[k]; a batch also held by an earlier shard is refused. */
+static int merge_one(av_vjournal_t **shard, int k, const char *path, const av_vreport_t *rep,
+                     const json_t *want, av_error_t *err) {
+  if (!(shard[k] = journal_new(path, rep, err))) return err->code;
+  int rc = load(shard[k], want, err);
+  for (int b = 0; !rc && b < shard[k]->n_batches; b++)
+    for (int i = 0; !rc && i < k && shard[k]->batch[b]; i++)
+      if (shard[i]->batch[b])
+        rc = av_error_set(err, AV_ERR_MISMATCH, path, NULL,
+                          "batch %d is also in %s: shards of one validation measure "
+                          "different batches (--shard I/N with one N)",
+                          b, shard[i]->path);
+  return rc;
+}
+
+int av_vjournal_merge(const char *const *shards, int n, const char *path,
+                      const av_vreport_t *rep, int *missing, av_error_t *err) {
+  av_vjournal_t **shard = calloc((size_t)n + 1, sizeof *shard), *out = NULL;
+  json_t *want = header(rep);
+  int rc = shard && want ? AV_OK : av_error_set(err, AV_ERR_NOMEM, path, NULL, "out of memory");
+  for (int k = 0; k < n && !rc; k++) rc = merge_one(shard, k, shards[k], rep, want, err);
+  if (!rc) rc = av_vjournal_open(path, rep, 0, &out, err);
+  *missing = 0;
+  for (int b = 0; !rc && b < rep->e->n_batches; b++) {
+    const json_t *rows = NULL;
+    for (int k = 0; k < n && !rows; k++) rows = shard[k]->batch[b];
+    if (!rows) {
+      ++*missing;
+      continue;
+    }
+    json_t *line = json_pack("{s:i, s:O}", "batch", b, "rows", rows);
+    if (put_line(out->f, line))
+      rc = av_error_set(err, AV_ERR_IO, path, NULL, "cannot write the journal: %s",
+                        strerror(errno));
+    json_decref(line);
+  }
+  av_vjournal_close(out);
+  for (int k = 0; shard && k < n; k++) av_vjournal_close(shard[k]);
+  free(shard);
+  json_decref(want);
+  return rc;
 }

@@ -25,4 +25,12 @@ int av_vjournal_append(av_vjournal_t *j, int b, const av_vreport_t *rep, int fir
                        av_error_t *err);
 void av_vjournal_close(av_vjournal_t *j);
 
+/* Writes at `path` the journal of rep's validation made of the n shard journals `shards`
+ * (`anvil validate --shard I/N`, each of the same experiment, device, spec and repeats, which
+ * is checked as --resume checks it): every batch from the shard that measured it. A batch two
+ * shards hold is refused (AV_ERR_MISMATCH naming both files); *missing receives how many
+ * batches no shard holds (they are measured when the merged journal is resumed). */
+int av_vjournal_merge(const char *const *shards, int n, const char *path,
+                      const av_vreport_t *rep, int *missing, av_error_t *err);
+
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "pipeline/experiment.h"
+#include "pipeline/files.h"
 #include "pipeline/validate_journal.h"
 #include "tests/support.h"
 
@@ -95,10 +96,90 @@ START_TEST(resume_takes_finished_batches) {
 }
 END_TEST
 
+/* Rows of batch b for both schedulers, with values no two batches share. */
+static void add_batch(av_vreport_t *rep, int b) {
+  for (int s = 0; s < 2; s++) {
+    av_vrow_t *x = av_vreport_add(rep);
+    x->batch = b, x->sched = s, x->predicted_us = 10.0 / 3 + s + b, x->measured_us = 4.25 + b;
+    x->min_us = 4, x->max_us = 5 + b, x->max_rel_err = 1e-7, x->ctas = 12 + b;
+    snprintf(x->params, sizeof x->params, "splits=%d", s + 2);
+  }
+}
+
+static char *slurp(const char *path) {
+  av_error_t err;
+  av_error_clear(&err);
+  char *t = av_file_read(path, &err);
+  ck_assert_msg(t != NULL, "%s", err.message);
+  return t;
+}
+
+/* `anvil validate --devices`: the journals of shards 0/2 and 1/2 merge into the journal one
+ * process writes of the same rows, byte for byte, so the report made from it is the same; a
+ * batch in two shards and a shard of another device are refused, and a batch in no shard
+ * is counted. */
+START_TEST(shard_journals_merge_into_one) {
+  av_experiment_t *e = experiment("v");
+  char one[] = "/tmp/anvil_vjournal_one_XXXXXX", s0[] = "/tmp/anvil_vjournal_s0_XXXXXX",
+       s1[] = "/tmp/anvil_vjournal_s1_XXXXXX", merged[] = "/tmp/anvil_vjournal_m_XXXXXX";
+  char *paths[] = {one, s0, s1, merged};
+  for (int i = 0; i < 4; i++) close(mkstemp(paths[i]));
+  av_error_t err;
+  av_error_clear(&err);
+  av_vjournal_t *j = NULL;
+  /* one process: both batches */
+  av_vreport_t rep;
+  report(&rep, e, "NVIDIA H200");
+  AV_CK_OK(av_vjournal_open(one, &rep, 0, &j, &err), &err);
+  for (int b = 0; b < 2; b++) {
+    int first = rep.n;
+    add_batch(&rep, b);
+    AV_CK_OK(av_vjournal_append(j, b, &rep, first, &err), &err);
+  }
+  av_vjournal_close(j);
+  /* two shards, each its batch; merged in the order the shards are given */
+  for (int k = 0; k < 2; k++) {
+    av_vreport_t part;
+    report(&part, e, "NVIDIA H200");
+    AV_CK_OK(av_vjournal_open(k ? s1 : s0, &part, 0, &j, &err), &err);
+    add_batch(&part, k);
+    AV_CK_OK(av_vjournal_append(j, k, &part, 0, &err), &err);
+    av_vjournal_close(j);
+    av_vreport_free(&part);
+  }
+  const char *shards[] = {s1, s0};
+  int missing = -1;
+  AV_CK_OK(av_vjournal_merge(shards, 2, merged, &rep, &missing, &err), &err);
+  ck_assert_int_eq(missing, 0);
+  char *a = slurp(one), *b = slurp(merged);
+  ck_assert_str_eq(a, b);
+  free(a);
+  free(b);
+  /* one shard alone: the other batch is missing */
+  AV_CK_OK(av_vjournal_merge(shards, 1, merged, &rep, &missing, &err), &err);
+  ck_assert_int_eq(missing, 1);
+  /* the same batch twice */
+  const char *twice[] = {s0, one};
+  ck_assert_int_eq(av_vjournal_merge(twice, 2, merged, &rep, &missing, &err), AV_ERR_MISMATCH);
+  ck_assert_ptr_nonnull(strstr(err.message, "batch 0 is also in"));
+  /* a shard of another device */
+  av_vreport_t other;
+  report(&other, e, "NVIDIA A100");
+  av_error_clear(&err);
+  ck_assert_int_eq(av_vjournal_merge(shards, 2, merged, &other, &missing, &err),
+                   AV_ERR_MISMATCH);
+  ck_assert_ptr_nonnull(strstr(err.message, "another validation"));
+  av_vreport_free(&rep);
+  av_experiment_destroy(e);
+  for (int i = 0; i < 4; i++) remove(paths[i]);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("vjournal");
   TCase *tc = tcase_create("vjournal");
   tcase_add_test(tc, resume_takes_finished_batches);
+  tcase_add_test(tc, shard_journals_merge_into_one);
   suite_add_tcase(s, tc);
   return av_test_run(s, 0);
 }
