@@ -40,7 +40,7 @@ static const av_cli_opt_t k_opts[] = {
      "take the batches a stopped validation finished from DIR/validation.journal.jsonl"},
     {"devices", OPT_DEVICES, "LIST",
      "spread the batches over these CUDA devices (e.g. 0,1), one process each, into one report"},
-    {"shard", OPT_SHARD, "I/N", "measure every Nth batch from the Ith (what --devices runs)"},
+    {"shard", OPT_SHARD, "I/N", "measure shard I of N, a share of the batches by bytes (what --devices runs)"},
     {"help", 'h', NULL, "show this help"},
     {NULL, 0, NULL, NULL}};
 

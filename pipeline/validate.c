@@ -206,15 +206,63 @@ static int run_batch(vrun_t *c, int bi, av_error_t *err) {
   return rc;
 }
 
+/* The bytes the executor moves for batch b (its paged K and V, queries and outputs): what
+ * its time on the GPU host grows with (the cache is filled on the host, uploaded, flushed
+ * and read by every plan). */
+static double batch_bytes(const av_exp_batch_t *b) {
+  const av_workload_t *w = b->w;
+  const av_heads_t *h = &w->heads;
+  double tokens = 0;
+  for (int32_t u = 0; u < w->n_nodes; u++) tokens += (double)w->nodes[u].kv_len_tokens;
+  const double el = av_dtype_bytes(h->dtype);
+  return (2.0 * tokens * h->hkv + 2.0 * w->n_requests * h->hq) * h->head_dim * el;
+}
+
+int av_validate_shard_assign(const av_experiment_t *e, int shards, int *shard_of) {
+  const int n = e->n_batches;
+  int *order = malloc(((size_t)n + 1) * sizeof *order);
+  double *bytes = malloc(((size_t)n + 1) * sizeof *bytes);
+  double *load = calloc((size_t)shards + 1, sizeof *load);
+  if (!order || !bytes || !load) {
+    free(order), free(bytes), free(load);
+    return AV_ERR_NOMEM;
+  }
+  for (int b = 0; b < n; b++) order[b] = b, bytes[b] = batch_bytes(&e->batches[b]);
+  /* largest first, ties by index (insertion sort: stable, and batches are few) */
+  for (int i = 1; i < n; i++) {
+    const int x = order[i];
+    int j = i;
+    for (; j > 0 && bytes[order[j - 1]] < bytes[x]; j--) order[j] = order[j - 1];
+    order[j] = x;
+  }
+  for (int i = 0; i < n; i++) {
+    int k = 0;
+    for (int s = 1; s < shards; s++)
+      if (load[s] < load[k]) k = s;
+    shard_of[order[i]] = k;
+    load[k] += bytes[order[i]];
+  }
+  free(order), free(bytes), free(load);
+  return AV_OK;
+}
+
 static int run_all(vrun_t *c, av_error_t *err) {
   int rc = AV_OK;
+  int *shard_of = NULL;
+  if (c->o->shards > 1) {
+    shard_of = malloc(((size_t)c->e->n_batches + 1) * sizeof *shard_of);
+    if (!shard_of || av_validate_shard_assign(c->e, c->o->shards, shard_of)) {
+      free(shard_of);
+      return av_error_set(err, AV_ERR_NOMEM, "validate", NULL, "out of memory");
+    }
+  }
   if (c->o->trace) {
     char t[1100];
     snprintf(t, sizeof t, "%s/traces", c->o->dir);
     rc = av_mkdirs(t, err);
   }
   for (int bi = 0; bi < c->e->n_batches && !rc; bi++) {
-    if (c->o->shards > 1 && bi % c->o->shards != c->o->shard) continue;
+    if (shard_of && shard_of[bi] != c->o->shard) continue;
     const int first = c->rep->n;
     const int taken = av_vjournal_take(c->o->journal, bi, c->rep);
     if (taken < 0) rc = av_error_set(err, AV_ERR_NOMEM, "validate", NULL, "out of memory");
@@ -228,6 +276,7 @@ static int run_all(vrun_t *c, av_error_t *err) {
     fprintf(stderr, "validate: %s done (%d of %d)\n", c->e->batches[bi].name, bi + 1,
             c->e->n_batches);
   }
+  free(shard_of);
   return rc;
 }
 

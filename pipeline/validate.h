@@ -18,9 +18,15 @@ typedef struct av_validate_opts {
   int repeats;               /* timed runs per plan (median) */
   const char *dir;           /* output directory (traces/ goes there) */
   av_vjournal_t *journal;    /* may be NULL */
-  int shard, shards;         /* measure only batches b with b % shards == shard (shards > 1;
-                                the others are left out of the report and the journal) */
+  int shard, shards;         /* shards > 1: measure only the batches av_validate_shard_assign
+                                gives this shard (the others are left out of the report and
+                                the journal) */
 } av_validate_opts_t;
+
+/* Which of `shards` shards measures each batch (shard_of: e->n_batches entries): the largest
+ * batches first (the bytes the executor moves), each to the shard with the least so far, so
+ * that shards of a mixed experiment finish together. A pure function of the experiment. */
+int av_validate_shard_assign(const av_experiment_t *e, int shards, int *shard_of);
 
 /* Appends one report row per (batch, scheduler) to rep, in order. */
 int av_validate_run(const av_experiment_t *e, const av_variants_t *vs,

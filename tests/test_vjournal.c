@@ -10,6 +10,7 @@
 
 #include "pipeline/experiment.h"
 #include "pipeline/files.h"
+#include "pipeline/validate.h"
 #include "pipeline/validate_journal.h"
 #include "tests/support.h"
 
@@ -175,11 +176,47 @@ START_TEST(shard_journals_merge_into_one) {
 }
 END_TEST
 
+/* --devices' shards: every batch in exactly one shard, the shards' bytes within 25 % of each
+ * other on an experiment whose heads alternate light and heavy (every other batch to each
+ * shard would give one shard 40 of every 56 KV heads), and the same split every time. */
+START_TEST(shards_share_the_bytes) {
+  const char *text =
+      "{\"name\": \"mixed\", \"heads\": [[32, 32], [16, 8], [32, 8], [64, 8]], "
+      "\"workloads\": [{\"kind\": \"levels\", \"B\": [1, 4], \"L\": [4096, 512]}, "
+      "{\"kind\": \"levels\", \"B\": [1, 8], \"L\": [2048, 256]}, "
+      "{\"kind\": \"levels\", \"B\": [1, 2], \"L\": [1024, 64]}], "
+      "\"schedulers\": [\"query_centric\"]}";
+  json_t *root = json_loads(text, 0, NULL);
+  av_error_t err;
+  av_error_clear(&err);
+  av_experiment_t *e = NULL;
+  AV_CK_OK(av_experiment_from_json(root, "mixed.json", &e, &err), &err);
+  json_decref(root);
+  ck_assert_int_eq(e->n_batches, 12);
+  int a[12], again[12];
+  ck_assert_int_eq(av_validate_shard_assign(e, 2, a), AV_OK);
+  ck_assert_int_eq(av_validate_shard_assign(e, 2, again), AV_OK);
+  double load[2] = {0, 0};
+  for (int b = 0; b < 12; b++) {
+    ck_assert(a[b] == 0 || a[b] == 1);
+    ck_assert_int_eq(a[b], again[b]);
+    const av_workload_t *w = e->batches[b].w;
+    double tokens = 0;
+    for (int32_t u = 0; u < w->n_nodes; u++) tokens += (double)w->nodes[u].kv_len_tokens;
+    load[a[b]] += tokens * w->heads.hkv;
+  }
+  const double hi = load[0] > load[1] ? load[0] : load[1], lo = load[0] + load[1] - hi;
+  ck_assert_msg(hi <= 1.25 * lo, "shards' KV %.0f and %.0f", load[0], load[1]);
+  av_experiment_destroy(e);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("vjournal");
   TCase *tc = tcase_create("vjournal");
   tcase_add_test(tc, resume_takes_finished_batches);
   tcase_add_test(tc, shard_journals_merge_into_one);
+  tcase_add_test(tc, shards_share_the_bytes);
   suite_add_tcase(s, tc);
   return av_test_run(s, 0);
 }
