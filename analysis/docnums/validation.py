@@ -435,3 +435,28 @@ def read_stream(ctx):
         parts.append("%s %.2f TB/s, %.3f× the %.2f TB/s of the device-to-device copy in its "
                      "profile" % (spec.split("-")[0], best, best * 1e3 / copy, copy / 1e3))
     return "; ".join(parts)
+
+
+# --- one validation over two GPUs (results/h200/validation/devices/) ------------------------
+_DEV = ("results", "h200", "validation", "devices")
+
+
+def _devices(ctx):
+    one = load_json(ctx, *_DEV, "one_process.json")
+    two = load_json(ctx, *_DEV, "devices.json")
+    off = load_json(ctx, *_DEV, "offline.json")
+    wall = load_json(ctx, *_DEV, "wall.json")
+    return one, two, off, wall
+
+
+def devices_summary(ctx):
+    one, two, off, wall = _devices(ctx)
+    key = lambda r: (r["batch"], r["heads"], r["scheduler"], r["predicted_us"])  # noqa: E731
+    same = sum(key(a) == key(b) for a, b in zip(one["rows"], two["rows"]))
+    stats = all(two[k] == off[k] for k in ("summary", "by_scheduler", "batches"))
+    return ("%d pairs (%d batches): one process %.1f s, `--devices %s` %.1f s, %.2f× faster; "
+            "the prediction of %d of %d rows the same in both reports; the merged report's "
+            "statistics %s those `--offline` recomputes from its measurements"
+            % (two["summary"]["pairs"], len(two["batches"]), wall["one_process_s"],
+               wall["devices"], wall["devices_s"], wall["one_process_s"] / wall["devices_s"],
+               same, len(one["rows"]), "equal to" if stats else "DIFFERENT FROM"))
