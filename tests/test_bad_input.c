@@ -146,6 +146,16 @@ static char *read_trimmed(const char *path) {
   return s;
 }
 
+/* The case's file `file`, trimmed, with {tmp} replaced; NULL when there is none. */
+static char *case_file(const char *dir, const char *file, const char *tmp) {
+  char path[1200];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  char *text = read_trimmed(path);
+  char *out = text ? with_tmp(text, tmp) : NULL;
+  free(text);
+  return out;
+}
+
 START_TEST(bad_input_case) {
   const char *name = g_cases[_i];
   char dir[1024], path[1200], tmp[] = "/tmp/anvil_bad_XXXXXX";
@@ -156,21 +166,10 @@ START_TEST(bad_input_case) {
   snprintf(out_txt, sizeof out_txt, "%s/stdout", tmp);
   snprintf(err_txt, sizeof err_txt, "%s/stderr", tmp);
 
-  snprintf(path, sizeof path, "%s/expected_error", dir);
-  char *text = read_trimmed(path);
-  ck_assert_msg(text && text[0], "%s: missing or empty expected_error", name);
-  char *expected = with_tmp(text, tmp);
-  free(text);
-  snprintf(path, sizeof path, "%s/args", dir);
-  text = read_trimmed(path);
-  char *args = text ? with_tmp(text, tmp) : NULL;
-  free(text);
-  snprintf(path, sizeof path, "%s/forbidden", dir);
-  char *forbidden = read_trimmed(path);
-  snprintf(path, sizeof path, "%s/setup", dir);
-  text = read_trimmed(path);
-  char *setup = text ? with_tmp(text, tmp) : NULL, *setup_copy = setup ? strdup(setup) : NULL;
-  free(text);
+  char *expected = case_file(dir, "expected_error", tmp);
+  ck_assert_msg(expected && expected[0], "%s: missing or empty expected_error", name);
+  char *args = case_file(dir, "args", tmp), *forbidden = case_file(dir, "forbidden", tmp);
+  char *setup = case_file(dir, "setup", tmp), *setup_copy = setup ? strdup(setup) : NULL;
   if (setup) setup_entries(name, setup, 0);
   char deflt[] = "run input.json --out {out}";
   char store[8192], *words[MAX_ARGS];
