@@ -6,6 +6,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "core/escape.h"
 #include "core/gpu.h"
 #include "core/workload.h"
 
@@ -84,7 +85,9 @@ int av_cmd_describe(int argc, char **argv) {
   av_workload_stats_t s;
   av_workload_stats(w, &s);
   double bw = av_gpu_hbm_bw_GBps(&gpu);
-  printf("workload: %s\n", w->name[0] ? w->name : (spec ? spec : levels));
+  char name[AV_ESCAPE_NAME_SIZE];
+  printf("workload: %s\n",
+         av_escape_text(w->name[0] ? w->name : (spec ? spec : levels), name, sizeof name));
   printf("heads: %d query / %d KV (group %d), head dim %d, %s, block %d tokens\n",
          w->heads.hq, w->heads.hkv, av_heads_group(&w->heads), w->heads.head_dim,
          av_dtype_name(w->heads.dtype), w->block_size_tokens);

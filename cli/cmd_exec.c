@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "pipeline/exec_gpu.h"
 #include "pipeline/experiment.h"
+#include "core/escape.h"
 #include "core/json_util.h"
 #include "validation/device_id.h"
 #include "validation/executor.h"
@@ -157,8 +158,11 @@ static void print_row(const exec_row_t *row, double copy_GBps) {
   const av_exec_result_t *r = &row->r;
   const double frac = copy_GBps > 0 && r->median_us > 0
                           ? r->unique_kv_bytes / (r->median_us * 1e3) / copy_GBps : 0;
-  printf("%-18s %3d/%-2d %-4s %-16s %7d %10.1f %8.3f %10.2e %s%s\n", row->batch, row->heads.hq,
-         row->heads.hkv, av_dtype_name(row->heads.dtype), row->sched, r->ctas, r->median_us,
+  char b1[AV_ESCAPE_NAME_SIZE], b2[AV_ESCAPE_NAME_SIZE];
+  printf("%-18s %3d/%-2d %-4s %-16s %7d %10.1f %8.3f %10.2e %s%s\n",
+         av_escape_text(row->batch, b1, sizeof b1), row->heads.hq, row->heads.hkv,
+         av_dtype_name(row->heads.dtype), av_escape_text(row->sched, b2, sizeof b2), r->ctas,
+         r->median_us,
          frac, r->max_rel_err, row->pass ? "ok" : "FAIL",
          r->verified && (r->unwritten || !r->deterministic) ? " (unwritten/nondeterministic)" : "");
   fflush(stdout);
@@ -227,7 +231,7 @@ static int write_outputs(const exec_opts_t *o, const exec_row_t *rows, int n, co
     json_decref(root);
   }
   if (rc == AV_OK && o->csv) {
-    size_t cap = 256 + (size_t)n * 320, len = 0;
+    size_t cap = 256 + (size_t)n * 800, len = 0;
     char *buf = malloc(cap);
     if (!buf) return av_error_set(err, AV_ERR_NOMEM, "exec", NULL, "out of memory");
     len += (size_t)snprintf(buf, cap, "batch,hq,hkv,dtype,scheduler,ctas_per_head,median_us,"
@@ -237,9 +241,12 @@ static int write_outputs(const exec_opts_t *o, const exec_row_t *rows, int n, co
       const av_exec_result_t *r = &rows[i].r;
       if (rows[i].error[0]) continue; /* not run: listed with its reason in the JSON */
       const double fl = copy_GBps > 0 ? r->unique_kv_bytes / copy_GBps / 1e3 : 0;
+      char batch[sizeof rows[i].batch * 2 + 4], sched[sizeof rows[i].sched * 2 + 4];
+      av_csv_field(batch, sizeof batch, rows[i].batch);
+      av_csv_field(sched, sizeof sched, rows[i].sched);
       len += (size_t)snprintf(buf + len, cap - len, "%s,%d,%d,%s,%s,%d,%.2f,%.2f,%.2f,%.2f,%.4f,%.3e,%lld,%d,%d\n",
-                              rows[i].batch, rows[i].heads.hq, rows[i].heads.hkv,
-                              av_dtype_name(rows[i].heads.dtype), rows[i].sched, r->ctas,
+                              batch, rows[i].heads.hq, rows[i].heads.hkv,
+                              av_dtype_name(rows[i].heads.dtype), sched, r->ctas,
                               r->median_us, r->min_us, r->max_us, fl,
                               r->median_us > 0 ? fl / r->median_us : 0.0, r->max_rel_err,
                               (long long)r->unwritten, r->deterministic, rows[i].pass);
@@ -312,8 +319,10 @@ static int exec_batch(const av_experiment_t *e, int bi, const exec_opts_t *o,
         char msg[1600];
         snprintf(row->error, sizeof row->error, "%.255s", av_error_format(&rerr, msg, sizeof msg));
         row->pass = 1;
-        printf("%-18s %3d/%-2d %-4s %-16s not run: %s\n", row->batch, row->heads.hq,
-               row->heads.hkv, av_dtype_name(row->heads.dtype), row->sched, row->error);
+        char b1[AV_ESCAPE_NAME_SIZE], b2[AV_ESCAPE_NAME_SIZE];
+        printf("%-18s %3d/%-2d %-4s %-16s not run: %s\n", av_escape_text(row->batch, b1, sizeof b1),
+               row->heads.hq, row->heads.hkv, av_dtype_name(row->heads.dtype),
+               av_escape_text(row->sched, b2, sizeof b2), row->error);
       }
       if (rc == AV_OK) ++*n;
     }

@@ -132,7 +132,9 @@ int av_cmd_merge(int argc, char **argv) {
   av_results_t rows = {0};
   av_experiment_t *e = NULL;
   av_outdir_t od;
-  rc = av_dir_check_writable("merge", a.out, "--out", &err);  /* before reading the shards */
+  /* before reading the shards */
+  rc = av_dir_check_writable("merge", a.out, "--out", &err);
+  if (!rc) rc = av_outdir_check("merge", a.out, "--out", &err);
   if (!rc) rc = read_shards(&a, &info, &rows, &err);
   if (!rc) rc = av_experiment_load(a.exp ? a.exp : info.source, &e, &err);
   if (!rc && av_experiment_hash(e) != info.hash)

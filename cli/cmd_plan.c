@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "costmodels/costmodel.h"
 #include "schedulers/scheduler.h"
+#include "core/escape.h"
 #include "core/json_util.h"
 #include "core/limits.h"
 #include "pipeline/results_dir.h"
@@ -135,10 +136,12 @@ int av_cmd_plan(int argc, char **argv) {
   if (!rc) {
     av_plan_stats_t ps;
     av_plan_stats(plan, &ps);
+    char name[AV_ESCAPE_NAME_SIZE], out[4096];
     printf("plan: %s (%s) for %s on %s: %d items, %d launches, %d streams, %d partial slots; "
            "checked exact -> %s\n",
-           plan->scheduler, plan->params[0] ? plan->params : "defaults", w->name, gpu.name,
-           ps.items, ps.launches, ps.streams, ps.partial_slots, o.out);
+           plan->scheduler, plan->params[0] ? plan->params : "defaults",
+           av_escape_text(w->name, name, sizeof name), gpu.name, ps.items, ps.launches,
+           ps.streams, ps.partial_slots, av_escape_text(o.out, out, sizeof out));
   }
   json_decref(doc);
   av_plan_destroy(plan);

@@ -10,6 +10,7 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/run_progress.h"
+#include "core/escape.h"
 #include "pipeline/experiment.h"
 #include "pipeline/results.h"
 #include "pipeline/results_dir.h"
@@ -187,10 +188,15 @@ static void report(const run_args_t *a, const run_state_t *st) {
   if (a->quiet) {
     printf("results: %s/results.json, %s/results.csv\n", dir, dir);
     for (int i = 0; i < r->n; i++)
-      if (r->rows[i].status != AV_OK)
+      if (r->rows[i].status != AV_OK) {
+        char b1[AV_ESCAPE_NAME_SIZE], b2[AV_ESCAPE_NAME_SIZE], b3[AV_ESCAPE_NAME_SIZE],
+            b4[sizeof r->rows[i].error * 4];
         fprintf(stderr, "anvil: %s x %s on %s failed: %s\n",
-                st->e->batches[r->rows[i].batch].name, st->e->scheds[r->rows[i].sched].label,
-                st->e->gpus[r->rows[i].gpu].name, r->rows[i].error);
+                av_escape_text(st->e->batches[r->rows[i].batch].name, b1, sizeof b1),
+                av_escape_text(st->e->scheds[r->rows[i].sched].label, b2, sizeof b2),
+                av_escape_text(st->e->gpus[r->rows[i].gpu].name, b3, sizeof b3),
+                av_escape_text(r->rows[i].error, b4, sizeof b4));
+      }
     av_results_print_summary(stdout, st->e, r);
   } else {
     if (a->timeline && st->tl_plan) printf("timeline: %s\n", a->timeline);

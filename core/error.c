@@ -1,6 +1,8 @@
 /* Error values: first-error-wins recording and the one-line format users see. */
 #include "core/error.h"
 
+#include "core/escape.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,9 +46,12 @@ char *av_error_format(const av_error_t *err, char *buf, size_t size) {
   if (!size) return buf;
   buf[0] = '\0';
   if (!err) return buf;
+  char raw[sizeof err->source + sizeof err->path + sizeof err->message + 8];
   size_t n = 0;
-  if (err->source[0]) n += (size_t)snprintf(buf + n, size - n, "%s: ", err->source);
-  if (err->path[0] && n < size) n += (size_t)snprintf(buf + n, size - n, "%s: ", err->path);
-  if (n < size) snprintf(buf + n, size - n, "%s", err->message);
-  return buf;
+  raw[0] = '\0';
+  if (err->source[0]) n += (size_t)snprintf(raw + n, sizeof raw - n, "%s: ", err->source);
+  if (err->path[0]) n += (size_t)snprintf(raw + n, sizeof raw - n, "%s: ", err->path);
+  snprintf(raw + n, sizeof raw - n, "%s", err->message);
+  /* messages quote names and paths as the user gave them */
+  return av_escape_text(raw, buf, size);
 }

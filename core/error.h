@@ -48,7 +48,8 @@ int av_error_set(av_error_t *err, int code, const char *source, const char *path
 const char *av_error_code_name(int code);
 /* 1 for errors in the user's input, 2 for internal ones, 0 for AV_OK. */
 int av_error_exit_class(int code);
-/* "source: path: message" (parts that are empty are left out). Returns buf. */
+/* "source: path: message" (parts that are empty are left out), with control characters
+ * escaped (core/escape.h): it is what users see. Returns buf. */
 char *av_error_format(const av_error_t *err, char *buf, size_t size);
 
 #endif

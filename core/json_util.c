@@ -2,6 +2,8 @@
  * rejection and atomic writes. */
 #include "core/json_util.h"
 
+#include "core/outfile.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -9,13 +11,23 @@
 #include <string.h>
 #include <unistd.h>
 
+void av_json_error_text(const json_error_t *je, char *out, size_t size) {
+  static const char near[] = " near '";
+  const char *cut = strstr(je->text, near);
+  size_t n = strlen(je->text);
+  /* a duplicate key is a key of an object the file really holds: naming it helps */
+  if (cut && strncmp(je->text, "duplicate object key", 20) != 0) n = (size_t)(cut - je->text);
+  snprintf(out, size, "%.*s", (int)n, je->text);
+}
+
 static int load_error(const json_error_t *je, const char *source, av_error_t *err) {
-  char where[512];
+  char where[512], text[JSON_ERROR_TEXT_LENGTH];
+  av_json_error_text(je, text, sizeof text);
   if (je->line > 0)
     snprintf(where, sizeof where, "%s:%d:%d", source, je->line, je->column);
   else
     snprintf(where, sizeof where, "%s", source);
-  return av_error_set(err, AV_ERR_PARSE, where, NULL, "%s", je->text);
+  return av_error_set(err, AV_ERR_PARSE, where, NULL, "%s", text);
 }
 
 int av_json_load_file(const char *path, json_t **out, av_error_t *err) {
@@ -230,26 +242,7 @@ int av_json_get_int_array(const av_jctx_t *c, const json_t *obj, const char *pat
 }
 
 int av_write_file_atomic(const char *path, const char *data, size_t len, av_error_t *err) {
-  size_t plen = strlen(path);
-  char *tmp = malloc(plen + 16);
-  if (!tmp) return av_error_set(err, AV_ERR_NOMEM, path, NULL, "out of memory");
-  snprintf(tmp, plen + 16, "%s.tmp%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  if (!f) {
-    int rc = av_error_set(err, AV_ERR_IO, path, NULL, "cannot write: %s", strerror(errno));
-    free(tmp);
-    return rc;
-  }
-  int bad = fwrite(data, 1, len, f) != len;
-  bad |= fclose(f) != 0;
-  if (bad || rename(tmp, path) != 0) {
-    int rc = av_error_set(err, AV_ERR_IO, path, NULL, "cannot write: %s", strerror(errno));
-    remove(tmp);
-    free(tmp);
-    return rc;
-  }
-  free(tmp);
-  return AV_OK;
+  return av_outfile_write(path, data, len, 0, err);
 }
 
 char *av_json_dump_text(const json_t *v) {

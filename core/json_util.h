@@ -20,6 +20,12 @@ typedef struct av_jctx {
 int av_json_load_file(const char *path, json_t **out, av_error_t *err);
 int av_json_load_string(const char *text, const char *source, json_t **out, av_error_t *err);
 
+/* Jansson's message for a document that does not parse, without the token it quotes ("near
+ * 'root'"): a file that is not JSON at all (a GPU spec path naming /etc/shadow) must not have
+ * its contents echoed. Only a duplicate key, which the document really holds as a key, keeps
+ * its name. */
+void av_json_error_text(const json_error_t *je, char *out, size_t size);
+
 /* Child key paths: "parent.key" / "parent[i]" (just "key" when parent is empty). */
 void av_jpath_key(char *out, size_t size, const char *parent, const char *key);
 void av_jpath_index(char *out, size_t size, const char *parent, size_t index);
@@ -61,8 +67,8 @@ int av_json_get_int_array(const av_jctx_t *c, const json_t *obj, const char *pat
 /* The text av_json_dump_file writes (indented, keys in order, doubles round-trip). Caller
  * frees. */
 char *av_json_dump_text(const json_t *v);
-/* Writes a JSON value to `path` atomically (temp file + rename), so a failure never leaves
- * a partial file. */
+/* Writes a JSON value to `path` atomically (core/outfile.h: an exclusive temporary, then a
+ * rename over a regular file or nothing), so a failure never leaves a partial file. */
 int av_json_dump_file(const json_t *v, const char *path, av_error_t *err);
 /* Same for plain text. */
 int av_write_file_atomic(const char *path, const char *data, size_t len, av_error_t *err);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json_util.h"
 #include "core/workload.h"
 
 #define AV_TRACE_MAX_STEPS (1 << 20)
@@ -35,8 +36,10 @@ static int load_line(av_trace_t *t, const char *line, const char *path, long lin
   json_error_t je;
   json_t *spec = json_loads(line, JSON_REJECT_DUPLICATES, &je);
   if (!spec) {
+    char text[JSON_ERROR_TEXT_LENGTH];
+    av_json_error_text(&je, text, sizeof text);
     snprintf(src, sizeof src, "%s:%ld:%d", path, lineno, je.column);
-    return av_error_set(err, AV_ERR_PARSE, src, NULL, "%s", je.text);
+    return av_error_set(err, AV_ERR_PARSE, src, NULL, "%s", text);
   }
   snprintf(src, sizeof src, "%s:%ld", path, lineno);
   av_jctx_t c = {.source = src, .err = err};

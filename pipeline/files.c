@@ -1,9 +1,11 @@
 /* File-system and CSV helpers of the pipeline: directories made like mkdir -p, whole files
- * written and flushed, directory trees removed, CSV fields quoted per RFC 4180, and the
+ * written and flushed, directory trees removed, CSV text fields quoted per RFC 4180 and
+ * defused against spreadsheet formulas, and the
  * fault-injection hook the tests use to make a write fail or the process die. */
 #define _XOPEN_SOURCE 700
 #include "pipeline/files.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <ftw.h>
 #include <signal.h>
@@ -13,6 +15,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
+
+#include "core/outfile.h"
 
 int av_fault(const char *kind, const char *name) {
   const char *f = getenv("ANVIL_FAULT");
@@ -26,21 +30,17 @@ static const char *base_name(const char *path) {
 }
 
 int av_file_write(const char *path, const char *data, size_t len, av_error_t *err) {
-  FILE *f = fopen(path, "wb");
-  if (!f) return av_error_set(err, AV_ERR_IO, path, NULL, "cannot write: %s", strerror(errno));
+  av_outfile_t o;
+  int rc = av_outfile_open(&o, path, err);
+  if (rc) return rc;
   /* ANVIL_FAULT=enospc:<name> stands for a disk that fills while this file is written */
   const int full = av_fault("enospc", base_name(path));
-  size_t n = fwrite(data, 1, full ? len / 2 : len, f);
-  int e = full ? ENOSPC : errno;
-  int bad = n != len || fflush(f) != 0 || fsync(fileno(f)) != 0;
-  if (bad && !full) e = errno;
-  bad |= fclose(f) != 0;
-  if (bad) {
-    remove(path);
-    return av_error_set(err, AV_ERR_IO, path, NULL, "cannot write: %s", strerror(e ? e : EIO));
-  }
-  if (av_fault("kill-after", base_name(path))) raise(SIGKILL);
-  return AV_OK;
+  size_t n = fwrite(data, 1, full ? len / 2 : len, o.f);
+  if (full) errno = ENOSPC;
+  if (full || n != len) return av_outfile_fail(&o, err);
+  rc = av_outfile_commit(&o, 1, err);
+  if (!rc && av_fault("kill-after", base_name(path))) raise(SIGKILL);
+  return rc;
 }
 
 char *av_file_read(const char *path, av_error_t *err) {
@@ -103,8 +103,18 @@ int av_mkdirs(const char *dir, av_error_t *err) {
   return AV_OK;
 }
 
+/* A text that a spreadsheet would read as a number stays as it is: only text is defused. */
+static int is_number(const char *s) {
+  char *end;
+  errno = 0;
+  strtod(s, &end);
+  return end != s && *end == '\0' && !isspace((unsigned char)s[0]);
+}
+
 size_t av_csv_field(char *dst, size_t cap, const char *s) {
-  const int quote = strpbrk(s, ",\"\n") != NULL;
+  /* a leading = + - @ (or tab, CR) makes spreadsheets evaluate the cell as a formula */
+  const int defuse = s[0] && strchr("=+-@\t\r", s[0]) && !is_number(s);
+  const int quote = defuse || strpbrk(s, ",\"\r\n") != NULL;
   size_t n = 0;
 #define AV_PUT(c) \
   do {            \
@@ -112,6 +122,7 @@ size_t av_csv_field(char *dst, size_t cap, const char *s) {
     n++;          \
   } while (0)
   if (quote) AV_PUT('"');
+  if (defuse) AV_PUT('\'');
   for (const char *p = s; *p; p++) {
     if (*p == '"') AV_PUT('"');
     AV_PUT(*p);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/escape.h"
 #include "core/json_util.h"
 
 av_result_row_t *av_results_add(av_results_t *r) {
@@ -270,7 +271,8 @@ void av_results_print(FILE *f, const av_experiment_t *e, const av_results_t *r,
                       const char *dir) {
   const double MB = 1e6;
   int many_gpus = e->n_gpus > 1;
-  fprintf(f, "%s: %s, sim=%s, cost_model=%s%s%s\n", e->name, e->path,
+  char b1[AV_ESCAPE_NAME_SIZE], b2[AV_ESCAPE_NAME_SIZE], b3[AV_ESCAPE_NAME_SIZE], b4[1100];
+  fprintf(f, "%s: %s, sim=%s, cost_model=%s%s%s\n", e->name, av_escape_text(e->path, b4, sizeof b4),
           av_sim_model_name(e->sim), e->cost_ops->name,
           e->launch != AV_LAUNCH_STREAMS ? ", launch=" : "",
           e->launch != AV_LAUNCH_STREAMS ? av_launch_model_name(e->launch) : "");
@@ -282,14 +284,16 @@ void av_results_print(FILE *f, const av_experiment_t *e, const av_results_t *r,
     const av_result_row_t *x = &r->rows[i];
     char heads[32];
     heads_text(heads, sizeof heads, &e->batches[x->batch].w->heads);
-    if (many_gpus) fprintf(f, "%-12s ", e->gpus[x->gpu].name);
+    if (many_gpus) fprintf(f, "%-12s ", av_escape_text(e->gpus[x->gpu].name, b1, sizeof b1));
+    const char *name = av_escape_text(e->batches[x->batch].name, b2, sizeof b2);
+    const char *label = av_escape_text(e->scheds[x->sched].label, b3, sizeof b3);
     if (x->status != AV_OK) {
-      fprintf(f, "%-16s %-7s %-16s FAILED: %s\n", e->batches[x->batch].name, heads,
-              e->scheds[x->sched].label, x->error);
+      fprintf(f, "%-16s %-7s %-16s FAILED: %s\n", name, heads, label,
+              av_escape_text(x->error, b4, sizeof b4));
       continue;
     }
     fprintf(f, "%-16s %-7s %-16s %7d %11.2f %11.2f %6.2f %10.2f %12.2f %8.2f\n",
-            e->batches[x->batch].name, heads, e->scheds[x->sched].label, x->ps.items,
+            name, heads, label, x->ps.items,
             x->ws.unique_kv_bytes / MB, x->ws.query_centric_kv_bytes / MB, x->ws.sharing_ratio,
             x->floor.us, x->predicted_us, ratio(x->predicted_us, x->floor.us));
   }

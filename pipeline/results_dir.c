@@ -12,16 +12,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/outfile.h"
 #include "pipeline/files.h"
 
 /* The files a run writes into its directory. */
-static const char *const k_own[] = {"results.json", "results.csv", "journal.jsonl",
-                                    "journal.jsonl.tmp", NULL};
+static const char *const k_own[] = {"results.json", "results.csv", "journal.jsonl", NULL};
+
+/* `name` is `own` or a temporary of it (core/outfile.h: own.tmp-<hex>) a killed run left. */
+static int is_own_name(const char *name, const char *own) {
+  size_t n = strlen(own);
+  return strncmp(name, own, n) == 0 && (name[n] == '\0' || strncmp(name + n, ".tmp-", 5) == 0);
+}
 
 static int is_own(const av_outdir_t *od, const char *name) {
   for (int i = 0; k_own[i]; i++)
-    if (strcmp(name, k_own[i]) == 0) return 1;
-  return od->extra[0] && strcmp(name, od->extra) == 0;
+    if (is_own_name(name, k_own[i])) return 1;
+  return od->extra[0] && is_own_name(name, od->extra);
 }
 
 void av_outdir_path(const av_outdir_t *od, const char *name, char *out, size_t size) {
@@ -31,15 +37,16 @@ void av_outdir_path(const av_outdir_t *od, const char *name, char *out, size_t s
 /* Removes the run's own files from directory d, then d itself; -1 (errno ENOTEMPTY) when
  * something else is in it. */
 static int remove_own(const av_outdir_t *od, const char *d) {
-  char p[1300];
-  for (int i = 0; k_own[i]; i++) {
-    snprintf(p, sizeof p, "%s/%s", d, k_own[i]);
-    remove(p);
+  DIR *dir = opendir(d);
+  if (!dir) return errno == ENOENT ? 0 : -1;
+  struct dirent *ent;
+  while ((ent = readdir(dir))) {
+    if (!is_own(od, ent->d_name)) continue;
+    char p[1400];
+    snprintf(p, sizeof p, "%s/%s", d, ent->d_name);
+    unlink(p);
   }
-  if (od->extra[0]) {
-    snprintf(p, sizeof p, "%s/%s", d, od->extra);
-    remove(p);
-  }
+  closedir(dir);
   return rmdir(d) == 0 || errno == ENOENT ? 0 : -1;
 }
 
@@ -55,10 +62,11 @@ static int copy_file(const char *from, const char *to, av_error_t *err) {
  * journal. */
 static int stage(av_outdir_t *od, const char *opt, int resume, av_error_t *err) {
   struct stat st;
-  int have = stat(od->stage, &st) == 0;
+  int have = lstat(od->stage, &st) == 0;
   if (have && !S_ISDIR(st.st_mode))
     return av_error_set(err, AV_ERR_IO, od->cmd, opt, "'%s' is in the way of the staging "
-                        "directory '%s' (a file); remove it", od->dir, od->stage);
+                        "directory of '%s' (%s); remove it", od->stage, od->dir,
+                        S_ISLNK(st.st_mode) ? "a symbolic link" : "not a directory");
   if (have && !resume && remove_own(od, od->stage) != 0)
     return av_error_set(err, AV_ERR_IO, od->cmd, opt,
                         "'%s' (an interrupted run's staging directory) holds files anvil "
@@ -76,6 +84,21 @@ static int stage(av_outdir_t *od, const char *opt, int resume, av_error_t *err) 
   av_outdir_path(od, "journal.jsonl", to, sizeof to);
   int rc = copy_file(from, to, err);
   if (rc) av_outdir_abandon(od);
+  return rc;
+}
+
+int av_outdir_check(const char *cmd, const char *dir, const char *opt, av_error_t *err) {
+  struct stat st;
+  if (lstat(dir, &st) != 0 || S_ISDIR(st.st_mode)) return AV_OK;
+  if (!S_ISLNK(st.st_mode))
+    return av_error_set(err, AV_ERR_USAGE, cmd, opt, "'%s' is a file, not a directory", dir);
+  /* the swap would replace the link, not the directory it names, and move its files */
+  char *to = realpath(dir, NULL);
+  int rc = av_error_set(err, AV_ERR_USAGE, cmd, opt,
+                        "'%s' is a symbolic link; the results directory is replaced as a "
+                        "whole, so name the directory itself%s%s%s",
+                        dir, to ? " ('" : "", to ? to : "", to ? "')" : "");
+  free(to);
   return rc;
 }
 
@@ -100,10 +123,8 @@ int av_outdir_begin(av_outdir_t *od, const char *cmd, const char *dir, const cha
                         dir, od->dir);
   snprintf(od->stage, sizeof od->stage, "%s.partial", od->dir);
   if (extra) snprintf(od->extra, sizeof od->extra, "%s", extra);
-  struct stat st;
-  if (stat(od->dir, &st) == 0 && !S_ISDIR(st.st_mode))
-    return av_error_set(err, AV_ERR_USAGE, od->cmd, opt, "'%s' is a file, not a directory",
-                        od->dir);
+  int rc = av_outdir_check(od->cmd, od->dir, opt, err);
+  if (rc) return rc;
   /* the parent must exist (made like mkdir -p) and take a new directory */
   char parent[1024];
   snprintf(parent, sizeof parent, "%s", od->dir);
@@ -175,14 +196,18 @@ int av_path_check_writable(const char *cmd, const char *path, const char *opt,
   struct stat st;
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
     return av_error_set(err, AV_ERR_USAGE, cmd, opt, "'%s' is a directory, not a file", path);
-  char probe[1200];
-  snprintf(probe, sizeof probe, "%s.probe%ld", path, (long)getpid());
-  int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0666);
-  if (fd < 0)
+  const char *what = av_outfile_refusal(path);
+  if (what)
+    return av_error_set(err, AV_ERR_USAGE, cmd, opt, "'%s' is %s, not a regular file; anvil "
+                        "replaces only regular files", path, what);
+  /* the probe is the writer's own temporary, made and removed */
+  av_outfile_t probe;
+  av_error_t perr;
+  av_error_clear(&perr);
+  if (av_outfile_open(&probe, path, &perr))
     return av_error_set(err, AV_ERR_USAGE, cmd, opt, "cannot write '%s': %s", path,
-                        strerror(errno));
-  close(fd);
-  remove(probe);
+                        perr.message + (strncmp(perr.message, "cannot write: ", 14) ? 0 : 14));
+  av_outfile_discard(&probe);
   return AV_OK;
 }
 

@@ -20,9 +20,14 @@ typedef struct av_outdir {
   int resumed;             /* the staging directory is a killed run's, kept for --resume */
 } av_outdir_t;
 
+/* Refuses `dir` as the results directory of option `opt` of command `cmd` when it is a file
+ * or a symbolic link (the swap would replace the link itself, not the directory it names:
+ * the user is asked to name that directory). Nothing there, or a directory, passes. */
+int av_outdir_check(const char *cmd, const char *dir, const char *opt, av_error_t *err);
+
 /* Checks `dir` as the value of option `opt` of command `cmd` (messages name them) before
- * any work: not
- * empty, not a file, its parent creatable and writable. Then creates the staging directory
+ * any work: not empty, not a file or a symbolic link (av_outdir_check), its parent
+ * creatable and writable. Then creates the staging directory
  * (with `resume`, keeps an existing one, or starts it from DIR's journal when the last run
  * finished). `extra` is the name of one more file the run writes into the directory (a
  * timeline), or NULL. */
@@ -35,9 +40,10 @@ int av_outdir_commit(av_outdir_t *od, av_error_t *err);
 /* Removes the staging directory (a run that failed). */
 void av_outdir_abandon(av_outdir_t *od);
 
-/* Checks a file path given as option `opt` of command `cmd` can be written (its directory
- * exists and accepts a new file) before any work; the message names the option and the
- * path. */
+/* Checks a file path given as option `opt` of command `cmd` can be written before any
+ * work: nothing or a regular file is there (not a directory, a device, a FIFO, a socket or
+ * a symbolic link) and its directory accepts a new file (a probe temporary is made and
+ * removed); the message names the option and the path. */
 int av_path_check_writable(const char *cmd, const char *path, const char *opt,
                            av_error_t *err);
 /* Checks a directory given as option `opt` of command `cmd` is not empty, not a file, and

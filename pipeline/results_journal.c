@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json_util.h"
+#include "core/outfile.h"
 #include "pipeline/files.h"
 
 struct av_journal {
@@ -204,7 +206,9 @@ int av_journal_read(const char *path, av_journal_info_t *info, av_results_t *row
     char where[32];
     snprintf(where, sizeof where, "line %d", line);
     if (!o) {
-      rc = av_error_set(err, AV_ERR_PARSE, path, where, "%s", je.text);
+      char text[JSON_ERROR_TEXT_LENGTH];
+      av_json_error_text(&je, text, sizeof text);
+      rc = av_error_set(err, AV_ERR_PARSE, path, where, "%s", text);
     } else if (line == 1) {
       rc = parse_header(o, path, info, err);
     } else {
@@ -234,23 +238,18 @@ static int by_index(const void *a, const void *b) {
 static int rewrite(av_journal_t *j, const av_results_t *r, av_error_t *err) {
   if (j->f) fclose(j->f);
   j->f = NULL;
-  char tmp[1200];
-  snprintf(tmp, sizeof tmp, "%s.tmp", j->path);
-  FILE *f = fopen(tmp, "wb");
-  int bad = !f || fprintf(f, "%s\n", j->header) < 0;
+  av_outfile_t o;
+  int rc = av_outfile_open(&o, j->path, err);
+  if (rc) return rc;
+  int bad = fprintf(o.f, "%s\n", j->header) < 0;
   for (int i = 0; !bad && i < r->n; i++) {
     char *t = row_line(&r->rows[i]);
-    bad = !t || fprintf(f, "%s\n", t) < 0;
+    bad = !t || fprintf(o.f, "%s\n", t) < 0;
     free(t);
   }
-  if (f) bad |= fclose(f) != 0;
-  if (bad || rename(tmp, j->path) != 0) {
-    int e = errno;
-    remove(tmp);
-    return av_error_set(err, AV_ERR_IO, j->path, NULL, "cannot write the journal: %s",
-                        strerror(e));
-  }
-  j->f = fopen(j->path, "ab");
+  rc = bad ? av_outfile_fail(&o, err) : av_outfile_commit(&o, 0, err);
+  if (rc) return rc;
+  j->f = av_outfile_append(j->path);
   if (!j->f)
     return av_error_set(err, AV_ERR_IO, j->path, NULL, "cannot append to the journal: %s",
                         strerror(errno));

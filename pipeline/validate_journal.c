@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/outfile.h"
 #include "pipeline/files.h"
 #include "pipeline/results_journal.h"
 
@@ -127,16 +128,20 @@ int av_vjournal_open(const char *path, const av_vreport_t *rep, int resume,
     fclose(probe);
     rc = load(j, want, err);
   }
-  /* rewritten with what was kept, then appended to */
-  if (!rc && (!(j->f = fopen(path, "wb")) || put_line(j->f, want)))
-    rc = av_error_set(err, AV_ERR_IO, path, NULL, "cannot write the journal: %s",
-                      strerror(errno));
-  for (int b = 0; !rc && b < j->n_batches; b++) {
+  /* rewritten with what was kept (replaced whole), then appended to */
+  av_outfile_t o;
+  if (!rc) rc = av_outfile_open(&o, path, err);
+  int bad = rc ? 0 : put_line(o.f, want);
+  for (int b = 0; !rc && !bad && b < j->n_batches; b++) {
     if (!j->batch[b]) continue;
     json_t *line = json_pack("{s:i, s:O}", "batch", b, "rows", j->batch[b]);
-    if (put_line(j->f, line)) rc = av_error_set(err, AV_ERR_IO, path, NULL, "cannot write the journal");
+    bad = put_line(o.f, line);
     json_decref(line);
   }
+  if (!rc) rc = bad ? av_outfile_fail(&o, err) : av_outfile_commit(&o, 0, err);
+  if (!rc && !(j->f = av_outfile_append(path)))
+    rc = av_error_set(err, AV_ERR_IO, path, NULL, "cannot append to the journal: %s",
+                      strerror(errno));
   json_decref(want);
   if (rc) {
     av_vjournal_close(j);

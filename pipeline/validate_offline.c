@@ -17,6 +17,7 @@
 #include "pipeline/experiment.h"
 #include "pipeline/validate_offline.h"
 #include "pipeline/validate_report.h"
+#include "core/escape.h"
 #include "core/json_util.h"
 #include "validation/profile.h"
 
@@ -161,8 +162,10 @@ static int pair(octx_t *c, int bi, int si, const av_costmodel_t *cost, av_vseen_
       }
     } else if (strcmp(plan->params, jstr(row, "params")) != 0) {
       c->changed_plans++;
-      fprintf(stderr, "anvil: warning: %s x %s planned with '%s', recorded '%s'\n", b->name,
-              s->label, plan->params, jstr(row, "params"));
+      char b1[AV_ESCAPE_NAME_SIZE], b2[AV_ESCAPE_NAME_SIZE], b3[AV_ESCAPE_NAME_SIZE];
+      fprintf(stderr, "anvil: warning: %s x %s planned with '%s', recorded '%s'\n",
+              av_escape_text(b->name, b1, sizeof b1), av_escape_text(s->label, b2, sizeof b2),
+              plan->params, av_escape_text(jstr(row, "params"), b3, sizeof b3));
     }
   }
   if (!rc && twin >= 0) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/escape.h"
 #include "core/json_util.h"
 #include "validation/compare.h"
 
@@ -265,12 +266,14 @@ void av_vreport_print(FILE *f, const av_vreport_t *r) {
   }
   av_cmp_opts_t o;
   rank_opts(e, ranked, &o);
+  char b1[AV_ESCAPE_NAME_SIZE], b2[AV_ESCAPE_NAME_SIZE], b3[AV_ESCAPE_NAME_SIZE];
   fprintf(f, "%-24s %6s %9s %9s %9s\n", "scheduler", "pairs", "MAPE", "worst", "spearman");
   for (int k = 0; k < e->n_scheds; k++) {
     av_cmp_summary_t s;
     int n = make_pairs(r, k, PAIRS_TOTAL, p);
     if (n && !av_cmp_summarize(p, n, &o, &s, NULL, NULL))
-      fprintf(f, "%-24s %6d %8.1f%% %8.1f%% %9.3f\n", e->scheds[k].label, n, 100 * s.mape,
+      fprintf(f, "%-24s %6d %8.1f%% %8.1f%% %9.3f\n",
+              av_escape_text(e->scheds[k].label, b1, sizeof b1), n, 100 * s.mape,
               100 * s.worst_ape, s.spearman);
   }
   av_cmp_summary_t s;
@@ -278,8 +281,9 @@ void av_vreport_print(FILE *f, const av_vreport_t *r) {
   if (!av_cmp_summarize(p, n, &o, &s, NULL, NULL)) {
     fprintf(f, "%s on %s: %d pairs, MAPE %.1f%%, worst %.1f%% (%s / %s), Spearman %.3f, "
                "Kendall %.3f\n",
-            e->name, r->device, s.n, 100 * s.mape, 100 * s.worst_ape,
-            e->batches[p[s.worst].batch].name, e->scheds[p[s.worst].sched].label, s.spearman,
+            e->name, av_escape_text(r->device, b3, sizeof b3), s.n, 100 * s.mape,
+            100 * s.worst_ape, av_escape_text(e->batches[p[s.worst].batch].name, b1, sizeof b1),
+            av_escape_text(e->scheds[p[s.worst].sched].label, b2, sizeof b2), s.spearman,
             s.kendall);
     fprintf(f, "best plan: agree on %d of %d batches; regret mean %.1f%%, max %.1f%%\n",
             s.agree, s.n_batches, 100 * s.regret_mean, 100 * s.regret_max);

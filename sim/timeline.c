@@ -5,7 +5,7 @@
  * a thread as a nested stack and misdraw partly overlapping ones). Times are written in
  * whole 0.1 ns ticks, so rounding cannot make back-to-back CTAs overlap. Written streamed (a
  * timeline of a million CTAs would be a million Jansson objects) into a temporary file
- * renamed into place, so no partial file is left. */
+ * renamed into place (core/outfile.h), so no partial file is left. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/outfile.h"
 #include "sim/sim.h"
 
 static const av_timeline_t *g_sort_tl; /* qsort has no context argument */
@@ -149,31 +150,18 @@ static int write_events(FILE *f, const av_timeline_t *t, const av_plan_t *p,
 
 int av_timeline_write_chrome(const av_timeline_t *t, const av_plan_t *p, const char *path,
                              av_error_t *err) {
-  size_t n = strlen(path) + 32;
-  char *tmp = malloc(n);
-  if (!tmp) return av_error_set(err, AV_ERR_NOMEM, path, NULL, "out of memory");
-  snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  if (!f) {
-    int rc = av_error_set(err, AV_ERR_IO, path, NULL, "cannot create timeline file: %s",
-                          strerror(errno));
-    free(tmp);
-    return rc;
-  }
+  av_outfile_t o;
+  int rc = av_outfile_open(&o, path, err);
+  if (rc) return rc;
   int32_t *slot = malloc(sizeof *slot * (size_t)(t->n ? t->n : 1));
   uint8_t *opens = malloc((size_t)(t->n ? t->n : 1));
   int slots = slot && opens ? assign_slots(t, slot, opens) : -1;
-  int bad = slots < 0 ? -1 : write_events(f, t, p, slot, opens, slots);
+  int bad = slots < 0 ? -1 : write_events(o.f, t, p, slot, opens, slots);
   free(slot);
   free(opens);
-  if (fclose(f) != 0) bad = -1;
-  if (bad || rename(tmp, path) != 0) {
-    int rc = av_error_set(err, AV_ERR_IO, path, NULL, "cannot write timeline file: %s",
-                          strerror(errno));
-    remove(tmp);
-    free(tmp);
-    return rc;
+  if (slots < 0) {
+    av_outfile_discard(&o);
+    return av_error_set(err, AV_ERR_NOMEM, path, NULL, "out of memory");
   }
-  free(tmp);
-  return AV_OK;
+  return bad ? av_outfile_fail(&o, err) : av_outfile_commit(&o, 0, err);
 }

@@ -5,9 +5,15 @@
  * no files. With `--valgrind PATH` every case also runs under valgrind (leaks, bad reads),
  * which exits 99 on any error it finds; `--shard I/N` runs every N-th case from the I-th.
  * A case with a file `max_seconds` must also fail within that time (a limit that stops
- * unbounded work is checked before the work, not after it). */
+ * unbounded work is checked before the work, not after it). A file `forbidden` holds text
+ * stderr must not contain (a secret the input file holds). A file `setup` makes things in
+ * the run's scratch directory first, one a line: `dir P`, `file P`, `fifo P` or
+ * `symlink TARGET P`; they must all be there as they were, of the same kind, after the run.
+ * {tmp} in args, setup and expected_error is that scratch directory, {out} is {tmp}/out. */
+#define _XOPEN_SOURCE 700
 #include <check.h>
 #include <dirent.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +40,60 @@ static void find_cases(void) {
     free(list[i]);
   }
   if (n >= 0) free(list);
+}
+
+/* `text` with every {tmp} replaced by `tmp` (caller frees). */
+static char *with_tmp(const char *text, const char *tmp) {
+  size_t cap = strlen(text) + 1, n = 0;
+  for (const char *p = strstr(text, "{tmp}"); p; p = strstr(p + 5, "{tmp}")) cap += strlen(tmp);
+  char *out = malloc(cap);
+  for (const char *p = text; *p;) {
+    if (strncmp(p, "{tmp}", 5) == 0) {
+      n += (size_t)sprintf(out + n, "%s", tmp);
+      p += 5;
+    } else {
+      out[n++] = *p++;
+    }
+  }
+  out[n] = '\0';
+  return out;
+}
+
+/* The setup lines: each entry made now (`check` 0) or checked after the run (`check` 1: it
+ * must still be there with the same kind). */
+static void setup_entries(const char *name, char *setup, int check) {
+  for (char *line = setup, *next; line && *line; line = next) {
+    next = strchr(line, '\n');
+    if (next) *next++ = '\0';
+    char kind[16], a[512], b[512] = "";
+    if (sscanf(line, "%15s %511s %511s", kind, a, b) < 2) continue;
+    const char *at = strcmp(kind, "symlink") == 0 ? b : a;
+    struct stat st;
+    if (check) {
+      const int ok = lstat(at, &st) == 0 &&
+                     (strcmp(kind, "dir") == 0    ? S_ISDIR(st.st_mode)
+                      : strcmp(kind, "file") == 0 ? S_ISREG(st.st_mode)
+                      : strcmp(kind, "fifo") == 0 ? S_ISFIFO(st.st_mode)
+                                                  : S_ISLNK(st.st_mode));
+      ck_assert_msg(ok, "%s: '%s' (%s) is no longer there as it was", name, at, kind);
+      continue;
+    }
+    int rc = -1;
+    if (strcmp(kind, "dir") == 0) rc = mkdir(a, 0777);
+    if (strcmp(kind, "fifo") == 0) rc = mkfifo(a, 0666);
+    if (strcmp(kind, "symlink") == 0) rc = symlink(a, b);
+    if (strcmp(kind, "file") == 0) {
+      FILE *f = fopen(a, "w");
+      rc = f && fputs("kept\n", f) >= 0 ? 0 : -1;
+      if (f) fclose(f);
+    }
+    ck_assert_msg(rc == 0, "%s: setup line '%s' failed", name, line);
+  }
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  return remove(path);
 }
 
 /* Splits `text` into words like a shell would for simple cases: whitespace separates,
@@ -86,6 +146,16 @@ static char *read_trimmed(const char *path) {
   return s;
 }
 
+/* The case's file `file`, trimmed, with {tmp} replaced; NULL when there is none. */
+static char *case_file(const char *dir, const char *file, const char *tmp) {
+  char path[1200];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  char *text = read_trimmed(path);
+  char *out = text ? with_tmp(text, tmp) : NULL;
+  free(text);
+  return out;
+}
+
 START_TEST(bad_input_case) {
   const char *name = g_cases[_i];
   char dir[1024], path[1200], tmp[] = "/tmp/anvil_bad_XXXXXX";
@@ -96,11 +166,11 @@ START_TEST(bad_input_case) {
   snprintf(out_txt, sizeof out_txt, "%s/stdout", tmp);
   snprintf(err_txt, sizeof err_txt, "%s/stderr", tmp);
 
-  snprintf(path, sizeof path, "%s/expected_error", dir);
-  char *expected = read_trimmed(path);
+  char *expected = case_file(dir, "expected_error", tmp);
   ck_assert_msg(expected && expected[0], "%s: missing or empty expected_error", name);
-  snprintf(path, sizeof path, "%s/args", dir);
-  char *args = read_trimmed(path);
+  char *args = case_file(dir, "args", tmp), *forbidden = case_file(dir, "forbidden", tmp);
+  char *setup = case_file(dir, "setup", tmp), *setup_copy = setup ? strdup(setup) : NULL;
+  if (setup) setup_entries(name, setup, 0);
   char deflt[] = "run input.json --out {out}";
   char store[8192], *words[MAX_ARGS];
   int nw = split_args(args ? args : deflt, out, words, store, sizeof store);
@@ -143,6 +213,9 @@ START_TEST(bad_input_case) {
   ck_assert_msg(strstr(err, expected) != NULL,
                 "%s: stderr does not contain the expected error\n  expected: %s\n  got:      %s",
                 name, expected, err);
+  ck_assert_msg(!forbidden || !strstr(err, forbidden), "%s: stderr quotes '%s':\n%s", name,
+                forbidden, err);
+  if (setup_copy) setup_entries(name, setup_copy, 1);
   char *nl = strchr(err, '\n');
   ck_assert_msg(strncmp(err, "anvil: ", 7) == 0 && nl && nl[1] == '\0',
                 "%s: expected exactly one line starting with 'anvil: ', got:\n%s", name, err);
@@ -153,9 +226,10 @@ START_TEST(bad_input_case) {
   free(err);
   free(args);
   free(expected);
-  remove(out_txt);
-  remove(err_txt);
-  rmdir(tmp);
+  free(forbidden);
+  free(setup);
+  free(setup_copy);
+  nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 END_TEST
 

@@ -79,6 +79,62 @@ START_TEST(csv_field_quoting) {
 }
 END_TEST
 
+/* A carriage return is quoted like a line feed (it would split the row), and a text a
+ * spreadsheet would run as a formula gets a single quote before it inside quotes; a number
+ * that begins with '-' or '+' stays a number. */
+START_TEST(csv_field_defuses_formulas) {
+  static const struct {
+    const char *in, *out;
+  } cases[] = {{"a\rb", "\"a\rb\""},
+               {"=HYPERLINK(\"x\")", "\"'=HYPERLINK(\"\"x\"\")\""},
+               {"+1+2", "\"'+1+2\""},
+               {"-cmd", "\"'-cmd\""},
+               {"@SUM(A1)", "\"'@SUM(A1)\""},
+               {"\tx", "\"'\tx\""},
+               {"\rx", "\"'\rx\""},
+               {"-1.5", "-1.5"},
+               {"+2e3", "+2e3"},
+               {"a=b", "a=b"},
+               {"-", "\"'-\""}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char buf[64];
+    const size_t n = av_csv_field(buf, sizeof buf, cases[i].in);
+    ck_assert_str_eq(buf, cases[i].out);
+    ck_assert_uint_eq(n, strlen(cases[i].out));
+  }
+}
+END_TEST
+
+/* Labels holding control characters and formulas: the table escapes them (an ESC cannot
+ * reach the terminal, a line feed cannot forge a row) and results.csv quotes and defuses
+ * them. */
+START_TEST(run_hostile_labels) {
+  char *exp = tmp_file("hostile.json");
+  FILE *f = fopen(exp, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("{\"name\": \"hostile\", \"gpu\": \"H200-SXM\", "
+        "\"workloads\": [{\"kind\": \"levels\", \"B\": [1, 4], \"L\": [128, 32]}], "
+        "\"schedulers\": [{\"name\": \"node_naive\", \"label\": \"=1+2\"}, "
+        "{\"name\": \"query_centric\", \"label\": \"a\\r\\u001b[2J\\nb\"}]}", f);
+  fclose(f);
+  char *dir = tmp_file("hostile");
+  int rc = anvil(NULL, "run", exp, "--out", dir, NULL);
+  char *out = output("stdout"), *err = output("stderr");
+  ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+  ck_assert_msg(strstr(out, "a\\x0d\\x1b[2J\\x0ab") != NULL, "not escaped:\n%s", out);
+  ck_assert_msg(!strchr(out, '\x1b') && !strchr(out, '\r'), "control bytes reached stdout");
+  char path[512];
+  snprintf(path, sizeof path, "%s/results.csv", dir);
+  char *csv = av_test_read_file(path);
+  ck_assert_ptr_nonnull(csv);
+  ck_assert_msg(strstr(csv, ",\"'=1+2\",") != NULL, "formula not defused:\n%s", csv);
+  ck_assert_msg(strstr(csv, ",\"a\r\x1b[2J\nb\",") != NULL, "CR not quoted:\n%s", csv);
+  free(csv);
+  free(out);
+  free(err);
+}
+END_TEST
+
 START_TEST(run_quickstart_writes_results) {
   char *dir = tmp_file("results");
   int rc = anvil(NULL, "run", "experiments/quickstart.json", "--out", dir, NULL);
@@ -315,6 +371,8 @@ int main(void) {
   tcase_add_test(tc, csv_field_quoting);
   tcase_add_test(tc, run_quickstart_writes_results);
   tcase_add_test(tc, run_default_output_dir);
+  tcase_add_test(tc, csv_field_defuses_formulas);
+  tcase_add_test(tc, run_hostile_labels);
   tcase_add_test(tc, run_timeline_is_json);
   tcase_add_test(tc, plan_then_check);
   tcase_add_test(tc, run_graph_launch_model);

@@ -8,6 +8,7 @@
  * file-size limit) or a bad timeline path leave
  * the previous results as they were, and files a run does not write are kept. */
 #include <check.h>
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,6 +264,18 @@ START_TEST(rtx4090_prefix32k_completes) {
 }
 END_TEST
 
+/* Temporaries of the writers (PATH.tmp-<hex>, core/outfile.h) or probes left in g_tmp/dir. */
+static int temporaries(const char *dir) {
+  char p[600];
+  snprintf(p, sizeof p, "%s/%s", g_tmp, dir);
+  DIR *d = opendir(p);
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));)
+    n += strstr(e->d_name, ".tmp") != NULL || strstr(e->d_name, "probe") != NULL;
+  if (d) closedir(d);
+  return n;
+}
+
 /* The previous results as they were: "one" is study.json's run. */
 static void previous_intact(const char *what) {
   char *json = slurp("one", "results.json"), *csv = slurp("one", "results.csv");
@@ -271,7 +284,7 @@ static void previous_intact(const char *what) {
                 "%s: the previous results changed", what);
   free(json);
   free(csv);
-  ck_assert_msg(!exists("one/results.json.tmp") && !exists("one/probe"), "%s: leftovers", what);
+  ck_assert_msg(!temporaries("one") && !temporaries("."), "%s: leftovers", what);
 }
 
 START_TEST(output_set_is_one_unit) {
@@ -332,6 +345,32 @@ START_TEST(file_size_limit_keeps_previous) {
 }
 END_TEST
 
+/* --out naming a symbolic link to the results is refused before any row runs, and loses
+ * nothing: the link stays a link, its target keeps its results and the user's files. */
+START_TEST(out_through_symlink_loses_nothing) {
+  char p[600];
+  snprintf(p, sizeof p, "%s/one/validation", g_tmp);
+  ck_assert_int_eq(mkdir(p, 0777), 0);
+  write_file("one/validation/note.txt", "kept\n");
+  write_file("one/notes.md", "mine\n");
+  snprintf(p, sizeof p, "%s/link", g_tmp);
+  ck_assert_int_eq(symlink("one", p), 0);
+  ck_assert_int_eq(anvil(NULL, "run", "study.json", "--out", "link", "-q", NULL), 1);
+  char *err = slurp(".", "stderr");
+  ck_assert_msg(err && strstr(err, "run: --out: 'link' is a symbolic link"), "%s", err);
+  free(err);
+  struct stat st;
+  ck_assert(lstat(p, &st) == 0 && S_ISLNK(st.st_mode));
+  previous_intact("--out through a link");
+  char *note = slurp("one/validation", "note.txt"), *mine = slurp("one", "notes.md");
+  ck_assert_msg(note && mine && strcmp(note, "kept\n") == 0 && strcmp(mine, "mine\n") == 0,
+                "the user's files in the link's target were lost");
+  ck_assert(!exists("link.partial") && !exists("one.partial"));
+  free(note);
+  free(mine);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("studies");
   TCase *tc = tcase_create("studies");
@@ -347,6 +386,7 @@ int main(void) {
   tcase_add_test(tc, rtx4090_prefix32k_completes);
   tcase_add_test(tc, output_set_is_one_unit);
   tcase_add_test(tc, file_size_limit_keeps_previous);
+  tcase_add_test(tc, out_through_symlink_loses_nothing);
   suite_add_tcase(s, tc);
   return av_test_run(s, 0);
 }
