@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/limits.h"
 #include "pipeline/experiment.h"
 #include "schedulers/scheduler.h"
 #include "tests/support.h"
@@ -94,6 +95,31 @@ START_TEST(scheduler_held_to_max_items) {
   AV_CK_OK(av_scheduler_plan(ops, &p, &ctx, &plan, &err), &err);
   av_plan_destroy(plan);
   av_costmodel_destroy(cost);
+  av_workload_destroy(w);
+}
+END_TEST
+
+/* The work estimate: pieces are at least the (request, node) pairs, a divided scheduler's
+ * are its pieces, auto's the sum of its candidates', and KV heads multiply them all. */
+START_TEST(work_counts_heads_and_candidates) {
+  av_heads_t h = av_test_heads();
+  const int64_t B[2] = {1, 64}, L[2] = {4096, 100};
+  av_workload_t *w = av_workload_from_levels(B, L, 2, &h, &err);
+  AV_CK_OK(w ? AV_OK : err.code, &err);
+  ck_assert_int_eq(av_limits_path_pairs(w), 128);
+  const av_scheduler_ops_t *qc = av_scheduler_find("query_centric"),
+                           *fd = av_scheduler_find("fixed_division"),
+                           *au = av_scheduler_find("auto");
+  ck_assert_int_eq(av_scheduler_pieces(qc, NULL, w), 128);
+  ck_assert_int_eq(av_scheduler_pieces(fd, NULL, w), 64 * 4 + 64 * 4);
+  av_params_t p;
+  AV_CK_OK(av_params_init(&p, qc->params, &err), &err);
+  AV_CK_OK(av_params_set_text(&p, "split=fixed", "test", &err), &err);
+  AV_CK_OK(av_params_set_text(&p, "splits=8", "test", &err), &err);
+  ck_assert_int_eq(av_scheduler_pieces(qc, &p, w), 64 * (8 + 1));
+  const int64_t all = av_scheduler_pieces(au, NULL, w);
+  ck_assert_int_gt(all, 5 * 128 + 512);  /* five schedulers at the pairs, fixed_division */
+  ck_assert_int_eq(av_limits_work_units(w, all), all * h.hkv);
   av_workload_destroy(w);
 }
 END_TEST
@@ -218,6 +244,7 @@ int main(void) {
   tcase_add_test(tc, limits_object_raises);
   tcase_add_test(tc, limits_can_be_lowered);
   tcase_add_test(tc, scheduler_held_to_max_items);
+  tcase_add_test(tc, work_counts_heads_and_candidates);
   suite_add_tcase(s, tc);
   TCase *slow = tcase_create("bounded");
   tcase_set_timeout(slow, 120);
