@@ -119,9 +119,19 @@ int av_cmd_plan(int argc, char **argv) {
   if (!rc) rc = av_cli_load_workload("plan", o.spec, o.levels, &o.heads, &w, &err);
   if (!rc) rc = av_cli_load_variants(1, &vs, &err);
   if (!rc) rc = av_cli_cost_create(m.cops, &m.cp, &gpu, &w->heads, vs, &cost, &err);
+  av_limits_t lim;
+  av_limits_default(&lim);
+  /* The work estimate before any planning; a plan over limits.plan_items is left to the
+   * scheduler, which refuses it before allocating and names the parameter to change. */
+  if (!rc && !o.no_limits &&
+      (!m.sops->min_items || m.sops->min_items(w, &m.sp) <= lim.plan_items)) {
+    const int64_t units = av_limits_work_units(w, av_scheduler_pieces(m.sops, &m.sp, w));
+    char what[160];
+    snprintf(what, sizeof what, "batch '%s'", w->name);
+    rc = av_limits_check_work(&lim, units, m.sops->name, what, o.spec ? o.spec : "--levels",
+                              NULL, "run with --no-limits if you mean it", &err);
+  }
   if (!rc) {
-    av_limits_t lim;
-    av_limits_default(&lim);
     av_sched_ctx_t ctx = {.workload = w, .gpu = &gpu, .variants = vs, .cost = cost,
                           .max_items = o.no_limits ? 0 : lim.plan_items,
                           .launch_model = o.launch};

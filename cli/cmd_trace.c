@@ -92,21 +92,32 @@ typedef struct trace_run {
   int64_t max_items;              /* limits.plan_items; 0 with --no-limits */
 } trace_run_t;
 
-/* Every step within the default limits (core/limits.h) before any is planned; plans are
- * held to limits.plan_items. */
+/* Every step within the default limits (core/limits.h) before any is planned, its work
+ * estimated for the trace's scheduler (every step is simulated, reused plan or not), and
+ * the steps' work in all held to the same limit; plans are held to limits.plan_items. */
 static int check_limits(const av_trace_t *tr, const char *path, trace_run_t *s,
                         av_error_t *err) {
+  static const char raise[] = "run with --no-limits if you mean it";
   av_limits_t l;
   av_limits_default(&l);
   s->max_items = l.plan_items;
+  int64_t total = 0;
   for (int32_t i = 0; i < av_trace_steps(tr); i++) {
+    const av_workload_t *w = av_trace_step(tr, i);
     char name[32];
     snprintf(name, sizeof name, "step %d", i);
-    int rc = av_limits_check_workload(&l, av_trace_step(tr, i), name, path, NULL,
-                                      "run with --no-limits if you mean it", err);
+    int rc = av_limits_check_workload(&l, w, name, path, NULL, raise, err);
+    const int64_t units =
+        av_limits_work_units(w, av_scheduler_pieces(s->m.sops, &s->m.sp, w));
+    char what[48];
+    snprintf(what, sizeof what, "batch '%s'", name);
+    if (!rc) rc = av_limits_check_work(&l, units, s->m.sops->name, what, path, NULL, raise, err);
     if (rc) return rc;
+    total = units > INT64_MAX - total ? INT64_MAX : total + units;
   }
-  return AV_OK;
+  char all[48];
+  snprintf(all, sizeof all, "all %d steps", av_trace_steps(tr));
+  return av_limits_check_work(&l, total, s->m.sops->name, all, path, NULL, raise, err);
 }
 
 /* One step: plan (or reuse the previous plan) and simulate. */

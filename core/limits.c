@@ -3,6 +3,7 @@
 #include "core/limits.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/plan.h"
@@ -50,9 +51,36 @@ int64_t av_limits_workload_bytes(const av_workload_t *w) {
 /* Per item: the item, a few segments and queries, the checker's coverage records and the
  * simulator's per-item arrays; a generous constant rather than a count (the estimate only
  * has to separate studies that fit from files that cannot). */
-int64_t av_limits_plan_bytes(const av_workload_t *w, int64_t items) {
+int64_t av_limits_plan_bytes(const av_workload_t *w, int64_t items, int64_t pieces) {
   const int64_t per_item = (int64_t)(sizeof(av_item_t) + 4 * sizeof(av_segment_t)) + 160;
-  return items * per_item + (int64_t)w->n_requests * w->max_depth * 16;
+  const int64_t per_piece = 64;  /* a coverage record, and its copy in the merge sort */
+  if (pieces > INT64_MAX / 4 / per_piece) return INT64_MAX / 4;
+  return items * per_item + pieces * per_piece + (int64_t)w->n_requests * w->max_depth * 16;
+}
+
+int64_t av_limits_path_pairs(const av_workload_t *w) {
+  return w->node_req_offsets ? w->node_req_offsets[w->n_nodes] : 0;
+}
+
+int64_t av_limits_work_units(const av_workload_t *w, int64_t pieces) {
+  const int64_t hkv = w->heads.hkv > 0 ? w->heads.hkv : 1;
+  if (pieces <= 0) return 0;
+  return pieces > INT64_MAX / hkv ? INT64_MAX : pieces * hkv;
+}
+
+int av_limits_check_work(const av_limits_t *l, int64_t units, const char *who,
+                         const char *what, const char *source, const char *path,
+                         const char *raise, av_error_t *err) {
+  if (units <= l->work_units) return AV_OK;
+  char how[160];
+  if (!raise) {
+    snprintf(how, sizeof how, "raise it with \"limits\": {\"work_units\": N} if you mean it");
+    raise = how;
+  }
+  return av_error_set(err, AV_ERR_RANGE, source, path,
+                      "%s on %s needs about %lld work units (KV heads x plan pieces), over the "
+                      "limit of %lld (limits.work_units); %s",
+                      who, what, (long long)units, (long long)l->work_units, raise);
 }
 
 int av_limits_check_workload(const av_limits_t *l, const av_workload_t *w, const char *batch,

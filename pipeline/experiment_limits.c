@@ -21,8 +21,8 @@ int av__experiment_parse_limits(const av_jctx_t *c, const json_t *root, av_exper
   return AV_OK;
 }
 
-/* Plan size and memory of each scheduler on one batch, from what the scheduler can tell
- * before planning (av_scheduler_ops_t.min_items). */
+/* Plan size, work and memory of each scheduler on one batch, from what the scheduler can
+ * tell before planning (av_scheduler_ops_t.min_items and .pieces). */
 static int check_plans(const av_jctx_t *c, const av_experiment_t *e, const av_exp_batch_t *b) {
   const av_limits_t *l = &e->limits;
   for (int s = 0; s < e->n_scheds; s++) {
@@ -36,7 +36,14 @@ static int check_plans(const av_jctx_t *c, const av_experiment_t *e, const av_ex
                           "of %lld (limits.plan_items); raise it with \"limits\": "
                           "{\"plan_items\": N} if you mean it",
                           sc->label, (long long)items, b->name, (long long)l->plan_items);
-    const int64_t bytes = av_limits_workload_bytes(b->w) + av_limits_plan_bytes(b->w, items);
+    const int64_t pieces = av_scheduler_pieces(sc->ops, &sc->params, b->w);
+    char what[160];
+    snprintf(what, sizeof what, "batch '%s'", b->name);
+    int rc = av_limits_check_work(l, av_limits_work_units(b->w, pieces), sc->label, what,
+                                  c->source, path, NULL, c->err);
+    if (rc) return rc;
+    const int64_t bytes =
+        av_limits_workload_bytes(b->w) + av_limits_plan_bytes(b->w, items, pieces);
     if (bytes > l->memory_bytes)
       return av_error_set(c->err, AV_ERR_RANGE, c->source, path,
                           "%s on batch '%s' needs about %lld bytes, over the limit of %lld "

@@ -386,6 +386,28 @@ int av_auto_plan_candidate(const av_sched_ctx_t *ctx, const av_auto_candidate_t 
   return AV_OK;
 }
 
+/* Every candidate race_collect would plan, each with its own estimate: auto plans, checks and
+ * may simulate them all (the bound prunes simulations, not plans), so their pieces add up. */
+static int64_t auto_pieces(const av_workload_t *w, const av_params_t *params) {
+  const int wide = av_params_choice(params, "wide") == 1;
+  int n_ops = 0;
+  int64_t sum = 0;
+  const av_scheduler_ops_t *const *all = av_scheduler_all(&n_ops);
+  for (int i = 0; i < n_ops; i++) {
+    if (all[i]->flags & AV_SCHED_SIMULATES_OTHERS) continue;
+    sum += av_scheduler_pieces(all[i], NULL, w);
+    for (int pass = 0; pass < 1 + wide; pass++)
+      for (const char *const *a = pass ? all[i]->wide_alternatives : all[i]->alternatives;
+           a && *a; a++) {
+        av_params_t p;
+        if (av_params_init(&p, all[i]->params, NULL) || set_alternative(&p, *a, "", NULL))
+          continue;
+        sum += av_scheduler_pieces(all[i], &p, w);
+      }
+  }
+  return sum;
+}
+
 const av_scheduler_ops_t av_sched_auto = {
     .name = "auto",
     .description = "simulates every other scheduler's plan (defaults and declared policy "
@@ -393,4 +415,5 @@ const av_scheduler_ops_t av_sched_auto = {
     .params = auto_params,
     .plan = auto_plan,
     .flags = AV_SCHED_SIMULATES_OTHERS,
+    .pieces = auto_pieces,
 };

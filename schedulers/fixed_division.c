@@ -40,6 +40,20 @@ static int64_t fd_min_items(const av_workload_t *w, const av_params_t *params) {
   return beside ? most : sum;
 }
 
+/* Every node with queries cut into min(k, length) pieces, each read by all of the node's
+ * queries (beside keeps the long nodes whole, so its plan has fewer: the estimate is then
+ * high, never low). */
+static int64_t fd_pieces(const av_workload_t *w, const av_params_t *params) {
+  const int64_t k = av_params_int(params, "k");
+  int64_t sum = 0;
+  for (int32_t u = 0; u < w->n_nodes; u++) {
+    const int64_t share = w->node_req_offsets[u + 1] - w->node_req_offsets[u];
+    const int64_t len = w->nodes[u].kv_len_tokens;
+    sum += share * (k < len ? k : len);  /* < 2^28 pairs x 2^20 */
+  }
+  return sum;
+}
+
 const av_scheduler_ops_t av_sched_fixed_division = {
     .name = "fixed_division",
     .description = "FlashForge Fig. 9 naive division: every node cut into k equal KV pieces",
@@ -47,4 +61,5 @@ const av_scheduler_ops_t av_sched_fixed_division = {
     .plan = fd_plan,
     .wide_alternatives = av_sched_wide_alternatives,
     .min_items = fd_min_items,
+    .pieces = fd_pieces,
 };

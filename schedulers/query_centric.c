@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/limits.h"
 #include "schedulers/sched_util.h"
 
 /* "split", in the order of split_choices */
@@ -146,9 +147,21 @@ done:
   return AV_OK;
 }
 
+/* With split=fixed, a request of nn path nodes cut into k pieces has about k + nn - 1 of them
+ * (the plan's own sizing); the heuristic's splits depend on the GPU, so it counts the pairs. */
+static int64_t qc_pieces(const av_workload_t *w, const av_params_t *params) {
+  if (av_params_choice(params, "split") != QC_SPLIT_FIXED) return 0;
+  const int64_t fixed = av_params_int(params, "splits");
+  int64_t sum = 0;
+  for (int32_t r = 0; r < w->n_requests; r++)
+    sum += request_pieces(w->request_kv_tokens[r], 0, fixed) - 1;
+  return sum + av_limits_path_pairs(w);
+}
+
 const av_scheduler_ops_t av_sched_query_centric = {
     .name = "query_centric",
     .description = "FlashDecoding baseline: one request per CTA, optional split-K (FA heuristic)",
     .params = qc_params,
     .plan = qc_plan,
+    .pieces = qc_pieces,
 };

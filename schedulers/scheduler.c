@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/limits.h"
 #include "schedulers/scheduler.h"
 
 /* On success *out is a finalized plan the caller owns (av_plan_destroy); on failure *out is
@@ -56,4 +57,16 @@ int av_sched_memo_find(const av_sched_memo_t *m, const av_scheduler_ops_t *ops,
     if (e->ops == ops && e->sim_model == sim_model && strcmp(e->params, text) == 0) return i;
   }
   return -1;
+}
+
+int64_t av_scheduler_pieces(const av_scheduler_ops_t *ops, const av_params_t *params,
+                            const av_workload_t *w) {
+  av_params_t defaults;
+  if (!params) {
+    if (av_params_init(&defaults, ops->params, NULL)) return 0;
+    params = &defaults;
+  }
+  const int64_t pairs = av_limits_path_pairs(w);
+  const int64_t own = ops->pieces ? ops->pieces(w, params) : 0;
+  return own > pairs ? own : pairs;
 }

@@ -85,12 +85,22 @@ typedef struct av_scheduler_ops {
   /* A lower bound of the plan's work items, known before planning, so an experiment that
    * asks for a plan over limits.plan_items fails at load (core/limits.h); may be NULL. */
   int64_t (*min_items)(const av_workload_t *w, const av_params_t *params);
+  /* An estimate of the plan's (request, node, token range) pieces, known before planning
+   * (the checker sorts them, the simulator walks them once per KV head: limits.work_units);
+   * `auto` counts every candidate's. NULL: one per (request, node) pair, the fewest any exact
+   * plan has. */
+  int64_t (*pieces)(const av_workload_t *w, const av_params_t *params);
 } av_scheduler_ops_t;
 
 const av_scheduler_ops_t *av_scheduler_find(const char *name);
 const av_scheduler_ops_t *const *av_scheduler_all(int *n);
 int av_scheduler_lookup(const char *name, const char *source, const char *path,
                         const av_scheduler_ops_t **out, av_error_t *err);
+
+/* The pieces estimate of ops with params (NULL: its defaults) on w: its own, never fewer than
+ * the batch's (request, node) pairs; 0 if the defaults cannot be read. */
+int64_t av_scheduler_pieces(const av_scheduler_ops_t *ops, const av_params_t *params,
+                            const av_workload_t *w);
 
 /* Plans with ops and params, records scheduler name and params in the plan, finalizes it. */
 int av_scheduler_plan(const av_scheduler_ops_t *ops, const av_params_t *params,

@@ -3,9 +3,15 @@
  * scheduler held to a plan size fails before it allocates the plan. The adversarial files
  * themselves are data under tests/bad_input/limit_*. */
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "core/limits.h"
 #include "pipeline/experiment.h"
 #include "schedulers/scheduler.h"
 #include "tests/support.h"
@@ -93,6 +99,144 @@ START_TEST(scheduler_held_to_max_items) {
 }
 END_TEST
 
+/* The work estimate: pieces are at least the (request, node) pairs, a divided scheduler's
+ * are its pieces, auto's the sum of its candidates', and KV heads multiply them all. */
+START_TEST(work_counts_heads_and_candidates) {
+  av_heads_t h = av_test_heads();
+  const int64_t B[2] = {1, 64}, L[2] = {4096, 100};
+  av_workload_t *w = av_workload_from_levels(B, L, 2, &h, &err);
+  AV_CK_OK(w ? AV_OK : err.code, &err);
+  ck_assert_int_eq(av_limits_path_pairs(w), 128);
+  const av_scheduler_ops_t *qc = av_scheduler_find("query_centric"),
+                           *fd = av_scheduler_find("fixed_division"),
+                           *au = av_scheduler_find("auto");
+  ck_assert_int_eq(av_scheduler_pieces(qc, NULL, w), 128);
+  ck_assert_int_eq(av_scheduler_pieces(fd, NULL, w), 64 * 4 + 64 * 4);
+  av_params_t p;
+  AV_CK_OK(av_params_init(&p, qc->params, &err), &err);
+  AV_CK_OK(av_params_set_text(&p, "split=fixed", "test", &err), &err);
+  AV_CK_OK(av_params_set_text(&p, "splits=8", "test", &err), &err);
+  ck_assert_int_eq(av_scheduler_pieces(qc, &p, w), 64 * (8 + 1));
+  const int64_t all = av_scheduler_pieces(au, NULL, w);
+  ck_assert_int_gt(all, 5 * 128 + 512);  /* five schedulers at the pairs, fixed_division */
+  ck_assert_int_eq(av_limits_work_units(w, all), all * h.hkv);
+  av_workload_destroy(w);
+}
+END_TEST
+
+/* Runs anvil in dir with the given arguments (NULL-terminated) under an address-space limit of
+ * 2 GB (not in sanitizer builds, whose shadow memory needs more), its stdout and stderr in
+ * dir; returns the exit status and sets *seconds to the wall time it took. */
+static int anvil_bounded(const char *dir, double *seconds, ...) {
+  const int sanitized = getenv("CK_TIMEOUT_MULTIPLIER") != NULL;
+  struct rlimit old, cap = {.rlim_cur = (rlim_t)2 << 30, .rlim_max = RLIM_INFINITY};
+  getrlimit(RLIMIT_AS, &old);
+  cap.rlim_max = old.rlim_max;
+  if (!sanitized && cap.rlim_cur < old.rlim_max) setrlimit(RLIMIT_AS, &cap);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  va_list ap;
+  va_start(ap, seconds);
+  const int rc = av_test_anvil_va(dir, dir, ap);
+  va_end(ap);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (!sanitized) setrlimit(RLIMIT_AS, &old);
+  *seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  return rc;
+}
+
+static double seconds_allowed(double s) {
+  const char *slower = getenv("CK_TIMEOUT_MULTIPLIER");
+  return s * (slower ? atof(slower) : 1.0);
+}
+
+/* Writes text to dir/name. */
+static void write_text(const char *dir, const char *name, const char *text) {
+  char path[400];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  ck_assert_int_eq(fclose(f), 0);
+}
+
+static char *stderr_of(const char *dir) {
+  char path[400];
+  snprintf(path, sizeof path, "%s/stderr", dir);
+  return av_test_read_file(path);
+}
+
+/* A chain of 10^6 one-token nodes with 64 leaves: every exact plan has 64 x 10^6 pieces,
+ * which once took minutes and 5 GB to plan and check. It is refused at load, fast and
+ * within 2 GB, by limits.work_units (the file is 29 MB, so it is written here, not kept). */
+START_TEST(deep_chain_refused_fast) {
+  char dir[] = "/tmp/anvil_chain_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char path[400];
+  snprintf(path, sizeof path, "%s/chain.json", dir);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  enum { CHAIN = 1000000, LEAVES = 64 };
+  fputs("{\"name\": \"chain\", \"gpu\": \"H200-SXM\", \"schedulers\": [\"query_centric\"], "
+        "\"workloads\": [{\"kind\": \"explicit\", \"nodes\": [{\"parent\": -1, \"kv_len\": 1}",
+        f);
+  for (int u = 1; u < CHAIN; u++) fprintf(f, ",{\"parent\":%d,\"kv_len\":1}", u - 1);
+  for (int k = 0; k < LEAVES; k++) fprintf(f, ",{\"parent\":%d,\"kv_len\":1}", CHAIN - 1);
+  fputs("], \"requests\": [", f);
+  for (int k = 0; k < LEAVES; k++) fprintf(f, "%s%d", k ? "," : "", CHAIN + k);
+  fputs("]}]}\n", f);
+  ck_assert_int_eq(fclose(f), 0);
+  double took = 0;
+  const int rc = anvil_bounded(dir, &took, "run", "chain.json", "--out", "out", NULL);
+  char *msg = stderr_of(dir);
+  ck_assert_msg(rc == 1, "exit %d: %s", rc, msg ? msg : "");
+  ck_assert_ptr_nonnull(strstr(msg, "query_centric on batch 'explicit-0' needs about "
+                                    "512000512 work units"));
+  ck_assert_ptr_nonnull(strstr(msg, "limits.work_units"));
+  ck_assert_msg(took <= seconds_allowed(10), "took %.1f s", took);
+  free(msg);
+  char cmd[500];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* Valid files that once ran for a minute and now complete within the default limits, in
+ * seconds and under 2 GB: heads multiply the simulator's CTAs, and a 4 M-token node under
+ * 255 one-token leaves was slow for auto's candidates. */
+static void completes_fast(const char *experiment) {
+  char dir[] = "/tmp/anvil_fast_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  write_text(dir, "exp.json", experiment);
+  double took = 0;
+  const int rc = anvil_bounded(dir, &took, "run", "exp.json", "--out", "out", "-q", NULL);
+  char *msg = stderr_of(dir);
+  ck_assert_msg(rc == 0, "exit %d: %s", rc, msg ? msg : "");
+  ck_assert_msg(took <= seconds_allowed(10), "took %.1f s", took);
+  free(msg);
+  char cmd[500];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+#define ALL_SCHEDULERS                                                                      \
+  "[\"query_centric\", \"node_naive\", \"fixed_division\", \"greedy_division\", "           \
+  "\"profit_pack\", \"streamk_balance\", \"auto\"]"
+
+START_TEST(many_heads_complete_fast) {
+  completes_fast("{\"name\": \"heads\", \"gpu\": \"H200-SXM\", \"heads\": [[1024, 1024]], "
+                 "\"workloads\": [{\"kind\": \"levels\", \"B\": [1, 64], "
+                 "\"L\": [1048576, 4096]}], \"schedulers\": " ALL_SCHEDULERS "}");
+}
+END_TEST
+
+START_TEST(long_root_short_leaves_complete_fast) {
+  completes_fast("{\"name\": \"root\", \"gpu\": \"H200-SXM\", \"workloads\": [{\"kind\": "
+                 "\"levels\", \"B\": [1, 255], \"L\": [4194303, 1]}], \"schedulers\": "
+                 ALL_SCHEDULERS "}");
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("limits");
   TCase *tc = tcase_create("limits");
@@ -100,6 +244,13 @@ int main(void) {
   tcase_add_test(tc, limits_object_raises);
   tcase_add_test(tc, limits_can_be_lowered);
   tcase_add_test(tc, scheduler_held_to_max_items);
+  tcase_add_test(tc, work_counts_heads_and_candidates);
   suite_add_tcase(s, tc);
+  TCase *slow = tcase_create("bounded");
+  tcase_set_timeout(slow, 120);
+  tcase_add_test(slow, deep_chain_refused_fast);
+  tcase_add_test(slow, many_heads_complete_fast);
+  tcase_add_test(slow, long_root_short_leaves_complete_fast);
+  suite_add_tcase(s, slow);
   return av_test_run(s, 0);
 }
