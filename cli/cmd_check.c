@@ -1,6 +1,7 @@
 /* `anvil check PLAN.json`: the plan checker (every (request, token) covered exactly once,
  * merges complete) and the fp64 CPU reference (partial attention + log-sum-exp merge vs
- * direct attention per request). Exit 1 when the plan is not exact. */
+ * direct attention per request); every launch's tile must be a compiled kernel variant.
+ * Exit 1 when the plan is not exact or names a tile no kernel has. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -89,8 +90,11 @@ int av_cmd_check(int argc, char **argv) {
   av_plan_t *p = NULL;
   av_workload_t *w = NULL;
   av_reference_result_t res = {0};
+  av_variants_t *vs = NULL;
   rc = av_plan_load(o.path, &p, &w, &err);
   if (!rc) rc = av_plan_check(p, w, &err);
+  if (!rc) rc = av_cli_load_variants(0, &vs, &err);
+  if (!rc) rc = av_plan_check_tiles(p, vs, &err);
   if (!rc) {
     av_plan_stats_t ps;
     av_plan_stats(p, &ps);
@@ -110,6 +114,7 @@ int av_cmd_check(int argc, char **argv) {
   }
   /* The checker and reference do not know the file; the user needs it in the message. */
   if (rc && !err.source[0]) snprintf(err.source, sizeof err.source, "%s", o.path);
+  av_variants_destroy(vs);
   av_plan_destroy(p);
   av_workload_destroy(w);
   return rc ? av_cli_fail(&err) : 0;

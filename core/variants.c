@@ -48,10 +48,16 @@ static int parse_kind(const av_jctx_t *c, const json_t *obj, const char *path,
                       "unknown kernel kind '%s'; expected one of: %s", s, list);
 }
 
+/* Does v provide the tile for head_dim and dtype on sm_arch (0: on any architecture)? */
+static int provides(const av_variant_t *v, const av_tile_t *tile, int head_dim,
+                    av_dtype_t dtype, int sm_arch) {
+  return v->tile.kind == tile->kind && v->tile.m_rows == tile->m_rows &&
+         v->tile.n_tokens == tile->n_tokens && v->tile.warps == tile->warps &&
+         v->head_dim == head_dim && v->dtype == dtype && (!sm_arch || v->sm_arch == sm_arch);
+}
+
 static int same_key(const av_variant_t *a, const av_variant_t *b) {
-  return a->tile.kind == b->tile.kind && a->tile.m_rows == b->tile.m_rows &&
-         a->tile.n_tokens == b->tile.n_tokens && a->tile.warps == b->tile.warps &&
-         a->head_dim == b->head_dim && a->dtype == b->dtype && a->sm_arch == b->sm_arch;
+  return provides(a, &b->tile, b->head_dim, b->dtype, b->sm_arch);
 }
 
 static int parse_variant(const av_jctx_t *c, const json_t *obj, const char *path,
@@ -168,13 +174,8 @@ void av_variants_destroy(av_variants_t *vs) {
 const av_variant_t *av_variants_find(const av_variants_t *vs, const av_tile_t *tile,
                                      int head_dim, av_dtype_t dtype, int sm_arch) {
   if (!vs) return NULL;
-  for (int i = 0; i < vs->n; i++) {
-    const av_variant_t *v = &vs->v[i];
-    if (v->tile.kind == tile->kind && v->tile.m_rows == tile->m_rows &&
-        v->tile.n_tokens == tile->n_tokens && v->tile.warps == tile->warps &&
-        v->head_dim == head_dim && v->dtype == dtype && v->sm_arch == sm_arch)
-      return v;
-  }
+  for (int i = 0; i < vs->n; i++)
+    if (provides(&vs->v[i], tile, head_dim, dtype, sm_arch)) return &vs->v[i];
   return NULL;
 }
 
@@ -195,8 +196,12 @@ int av_variants_tiles(const av_variants_t *vs, av_kernel_kind_t kind, int head_d
   for (int i = 0; i < vs->n; i++) {
     const av_variant_t *v = &vs->v[i];
     if (v->tile.kind != kind || v->head_dim != head_dim || v->dtype != dtype ||
-        v->sm_arch != sm_arch)
+        (sm_arch && v->sm_arch != sm_arch))
       continue;
+    int seen = 0; /* over all architectures, a tile compiled for several counts once */
+    for (int j = 0; j < i && !sm_arch && !seen; j++)
+      seen = provides(&vs->v[j], &v->tile, head_dim, dtype, 0);
+    if (seen) continue;
     if (count < max) out[count] = v->tile;
     count++;
   }
@@ -204,4 +209,24 @@ int av_variants_tiles(const av_variants_t *vs, av_kernel_kind_t kind, int head_d
    * learns the count and asks again with room for all of them. */
   if (count <= max && count > 1) qsort(out, (size_t)count, sizeof *out, cmp_tile);
   return count;
+}
+
+int av_variants_require(const av_variants_t *vs, const av_tile_t *t, const av_heads_t *h,
+                        const av_gpu_t *gpu, const char *where, av_error_t *err) {
+  const int arch = gpu ? gpu->sm_arch : 0;
+  if (av_variants_find(vs, t, h->head_dim, h->dtype, arch)) return AV_OK;
+  av_tile_t have[48];
+  int n = av_variants_tiles(vs, t->kind, h->head_dim, h->dtype, arch, have, 48);
+  char list[512] = "none", on[96] = "on any architecture";
+  size_t used = 0;
+  for (int i = 0; i < n && i < 48 && used < sizeof list; i++)
+    used += (size_t)snprintf(list + used, sizeof list - used, "%s%dx%dx%dw", i ? ", " : "",
+                             have[i].m_rows, have[i].n_tokens, have[i].warps);
+  if (gpu) snprintf(on, sizeof on, "on sm_%d (GPU %s)", gpu->sm_arch, gpu->name);
+  const char *kind = av_kernel_kind_name(t->kind);
+  return av_error_set(err, AV_ERR_UNSUPPORTED, NULL, where,
+                      "no compiled kernel variant for tile %s m=%d n=%d warps=%d (head_dim "
+                      "%d, %s) %s; compiled %s tiles (m x n x warps): %s",
+                      kind, t->m_rows, t->n_tokens, t->warps, h->head_dim,
+                      av_dtype_name(h->dtype), on, kind, list);
 }

@@ -50,12 +50,21 @@ typedef struct av_variants {
 /* Loads kernels/variants.json (path NULL = the built-in one). Caller owns. */
 av_variants_t *av_variants_load(const char *path, av_error_t *err);
 void av_variants_destroy(av_variants_t *vs);
-/* The variant for a tile on an architecture, or NULL. */
+/* The variant for a tile on an architecture (0: on any architecture), or NULL. */
 const av_variant_t *av_variants_find(const av_variants_t *vs, const av_tile_t *tile,
                                      int head_dim, av_dtype_t dtype, int sm_arch);
 /* The tile shapes compiled (for schedulers choosing among them): distinct (kind, m, n, warps)
- * available for head_dim/dtype/arch. Writes up to max, returns the count. */
+ * available for head_dim/dtype/arch (arch 0: on any architecture). Writes up to max, returns
+ * the count. */
 int av_variants_tiles(const av_variants_t *vs, av_kernel_kind_t kind, int head_dim,
                       av_dtype_t dtype, int sm_arch, av_tile_t *out, int max);
+
+struct av_gpu;
+/* The rule that a plan's tile must be compiled: AV_OK when a variant provides tile t for the
+ * heads' head dim and dtype on gpu's architecture (gpu NULL: on any architecture), else
+ * AV_ERR_UNSUPPORTED at key path `where`, naming the tile and listing the compiled tiles of
+ * its kind. The simulator applies it per launch for its GPU, `anvil check` for any. */
+int av_variants_require(const av_variants_t *vs, const av_tile_t *t, const av_heads_t *h,
+                        const struct av_gpu *gpu, const char *where, av_error_t *err);
 
 #endif

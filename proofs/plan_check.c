@@ -444,3 +444,13 @@ int av_plan_check(const av_plan_t *p, const av_workload_t *w, av_error_t *err) {
   free(c.stamp);
   return rc;
 }
+
+int av_plan_check_tiles(const av_plan_t *p, const av_variants_t *vs, av_error_t *err) {
+  for (int32_t l = 0; l < p->n_launches; l++) {
+    char where[64];
+    snprintf(where, sizeof where, "launches[%d]", (int)l);
+    int rc = av_variants_require(vs, &p->launches[l].tile, &p->heads, NULL, where, err);
+    if (rc) return rc;
+  }
+  return AV_OK;
+}

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/plan.h"
+#include "core/variants.h"
 #include "core/workload.h"
 
 /* --- checker ---------------------------------------------------------------------- */
@@ -18,6 +19,10 @@
  * output; launches, streams and persistent queues are consistent. On failure the message
  * names the first offending item/request/token. */
 int av_plan_check(const av_plan_t *p, const av_workload_t *w, av_error_t *err);
+/* Every launch's tile is a compiled kernel variant for the plan's head dim and dtype on some
+ * architecture (av_variants_require, the rule the simulator applies for its GPU): a plan
+ * edited by hand to a tile no kernel has is refused at its launch, naming the tile. */
+int av_plan_check_tiles(const av_plan_t *p, const av_variants_t *vs, av_error_t *err);
 
 /* --- CPU reference -------------------------------------------------------------- */
 typedef struct av_reference_result {

@@ -76,6 +76,10 @@ typedef struct {
 /* C[j] of a class cut in b pieces (Eq. 7): the longest piece, ceil(n / b) tokens. */
 double av__gd_class_cost(const gd_t *g, const gd_class_t *c, int32_t b);
 
+/* Sets each class's bound: Eq. 5 from the Eq. 4 lower bound cost_l (found by bisection over
+ * the sub-task cost cap), or bmax without eq5. Returns cost_l. */
+double av__gd_bound_divisions(gd_t *g, int eq5);
+
 /* The division of g's tasks (set up with their classes, tile, p and c1): Eq. 5 bounds from
  * the Eq. 4 lower bound ("eq5", "max_evals" of params), the grid search, and the best
  * division's pieces with the CTA and order its LPT gave them. *out (the caller frees it)

@@ -59,6 +59,17 @@ static double lower_bound(const gd_t *g) {
   return hi;
 }
 
+double av__gd_bound_divisions(gd_t *g, int eq5) {
+  /* Eq. (5): b_k[i] <= ceil(C_est(n_q[i], n[i]) / cost_l) */
+  double cost_l = lower_bound(g);
+  for (int32_t k = 0; k < g->nc; k++) {
+    gd_class_t *c = &g->c[k];
+    double bound = eq5 ? ceil(c->c1 / cost_l) : c->bmax;
+    c->bound = bound < c->bmax ? (int32_t)fmax(bound, 1) : c->bmax;
+  }
+  return cost_l;
+}
+
 static int job_cmp(const void *a, const void *b) {
   const gd_job_t *x = a, *y = b;
   if (x->cost != y->cost) return x->cost > y->cost ? -1 : 1;
@@ -300,14 +311,7 @@ int av__gd_divide(gd_t *g, const av_params_t *params, av_sched_piece_t **out, in
   av_sched_piece_t *pieces = NULL;
   *out = NULL;
   *n_out = 0;
-  /* Eq. (5): b_k[i] <= ceil(C_est(n_q[i], n[i]) / cost_l) */
-  double cost_l = lower_bound(g);
-  int eq5 = av_params_bool(params, "eq5");
-  for (int32_t k = 0; k < g->nc; k++) {
-    gd_class_t *c = &g->c[k];
-    double bound = eq5 ? ceil(c->c1 / cost_l) : c->bmax;
-    c->bound = bound < c->bmax ? (int32_t)fmax(bound, 1) : c->bmax;
-  }
+  av__gd_bound_divisions(g, av_params_bool(params, "eq5"));
   int rc = alloc_jobs(g, err);
   if (rc) return rc;
   for (int32_t k = 0; k < g->nc; k++) {

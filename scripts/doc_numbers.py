@@ -11,11 +11,14 @@ context (repository root, the directory of a fresh `./scripts/reproduce`) and re
 Block generators return text that starts and ends with a newline; inline ones a bare string.
 
     scripts/doc_numbers.py            rewrite every marked block of docs/*.md and README.md
-    scripts/doc_numbers.py --check    exit 1 listing each block that differs (CTest doc_numbers)
+    scripts/doc_numbers.py --check    exit 1 listing each block that differs (CTest doc_numbers),
+                                      and each block it could not check (skipped)
     --docs DIR                        the docs folder (default docs/)
     --repro DIR                       the output of ./scripts/reproduce (default out/); blocks of
                                       the `reproductions` module need it, others are skipped
                                       when it holds no study (--skip-repro skips them outright)
+    --allow-skips                     with --check: skipped blocks are expected (listed, exit 0);
+                                      --skip-repro implies it for the blocks it skips
 """
 import argparse
 import difflib
@@ -57,8 +60,9 @@ def generate(ctx, module, name, cache):
     return fn(ctx)
 
 
-def process(path, ctx, skip_modules, cache):
-    """Returns (new text, [(block, expected, found)]) for one doc."""
+def process(path, ctx, skip_modules, cache, skipped):
+    """Returns (new text, [(block, expected, found)]) for one doc; appends the blocks it could
+    not generate (their input is absent) to `skipped`."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
     diffs = []
@@ -66,10 +70,12 @@ def process(path, ctx, skip_modules, cache):
     def repl(m):
         module, name, found = m.group(2), m.group(3), m.group(4)
         if module in skip_modules:
+            skipped.append(f"{module}.{name}")
             return m.group(0)
         try:
             want = generate(ctx, module, name, cache)
-        except SkipBlock:
+        except SkipBlock as e:
+            skipped.append(f"{module}.{name} (no fresh reproduction of '{e}' under {ctx.repro})")
             return m.group(0)
         if want != found:
             diffs.append((f"{module}.{name}", want, found))
@@ -87,11 +93,13 @@ def main():
     ap.add_argument("--skip-repro", action="store_true")
     ap.add_argument("--require-repro", action="store_true",
                     help="fail, instead of skipping, when a reproduction's output is missing")
+    ap.add_argument("--allow-skips", action="store_true",
+                    help="with --check, blocks whose input is absent are expected: exit 0")
     args = ap.parse_args()
     ctx = Context(REPO, os.path.abspath(args.repro))
     ctx.require_repro = args.require_repro
     skip = {"reproductions"} if args.skip_repro else set()
-    cache, bad, blocks = {}, 0, 0
+    cache, bad, blocks, skipped = {}, 0, 0, []
     docs = sorted(glob.glob(os.path.join(args.docs, "*.md")))
     readme = os.path.join(os.path.dirname(os.path.abspath(args.docs)), "README.md")
     if docs and os.path.isfile(readme):
@@ -101,12 +109,14 @@ def main():
         return 1
     for doc in docs:
         try:
-            new, diffs = process(doc, ctx, skip, cache)
+            n_skipped = len(skipped)
+            new, diffs = process(doc, ctx, skip, cache, skipped)
         except (KeyError, OSError, ValueError) as e:
             print(f"doc_numbers: {os.path.relpath(doc, REPO)}: {e}", file=sys.stderr)
             return 1
-        blocks += len(BLOCK.findall(new))
         rel = os.path.relpath(doc, REPO)
+        skipped[n_skipped:] = [f"{rel}: {s}" for s in skipped[n_skipped:]]
+        blocks += len(BLOCK.findall(new))
         if args.check:
             for name, want, found in diffs:
                 bad += 1
@@ -120,12 +130,23 @@ def main():
             with open(doc, "w", encoding="utf-8") as f:
                 f.write(new)
             print(f"doc_numbers: {rel}: {len(diffs)} block(s) rewritten")
+    checked = blocks - len(skipped)
     if args.check:
         if bad:
             print(f"doc_numbers: {bad} block(s) out of date; run scripts/doc_numbers.py",
                   file=sys.stderr)
             return 1
-        print(f"doc_numbers: {blocks} block(s) in {len(docs)} docs agree with the results")
+        if skipped and not (args.allow_skips or args.skip_repro):
+            print(f"doc_numbers: {len(skipped)} of {blocks} block(s) not checked:", file=sys.stderr)
+            for s in skipped:
+                print("    " + s, file=sys.stderr)
+            print("doc_numbers: run ./scripts/reproduce (or pass --repro DIR) to check them, or "
+                  "--allow-skips if skipping them is expected", file=sys.stderr)
+            return 1
+        print(f"doc_numbers: {checked} block(s) in {len(docs)} docs agree with the results"
+              + (f"; {len(skipped)} skipped (expected)" if skipped else ""))
+    elif skipped:
+        print(f"doc_numbers: {len(skipped)} block(s) left as they were (their input is absent)")
     return 0
 
 

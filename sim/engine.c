@@ -83,13 +83,8 @@ static int variant_resources(const av__eng_t *e, int32_t li, const av_tile_t *ti
     threads = v->threads;
     regs = v->regs_per_thread;
     smem = v->smem_bytes;
-  } else if (!L->is_merge) {
-    return av_error_set(err, AV_ERR_MISMATCH, e->plan->scheduler, where,
-                        "no compiled kernel variant %s m=%d n=%d warps=%d for head_dim %d, "
-                        "%s, sm_%d: the simulator needs its threads, registers and shared "
-                        "memory (kernels/variants.json)",
-                        av_kernel_kind_name(tile->kind), tile->m_rows, tile->n_tokens,
-                        tile->warps, h->head_dim, av_dtype_name(h->dtype), g->sm_arch);
+  } else if (!L->is_merge) { /* the simulator needs its threads, registers and shared memory */
+    return av_variants_require(e->in->variants, tile, h, g, where, err);
   }
   /* A merge kernel missing from the table is modelled as a light 128-thread CTA
    * (32 registers, no shared memory): it only streams partial states. */

@@ -68,24 +68,10 @@ static int launch_occupancy(const av_plan_t *p, int32_t l, const av_gpu_t *gpu,
   const av_tile_t *t = &p->launches[l].tile;
   char where[64];
   snprintf(where, sizeof where, "launches[%d].tile", (int)l);
+  int rc = av_variants_require(vs, t, &p->heads, gpu, where, err);
+  if (rc) return rc;
   const av_variant_t *v = av_variants_find(vs, t, p->heads.head_dim, p->heads.dtype,
                                            gpu->sm_arch);
-  if (!v) {
-    av_tile_t have[48];
-    int n = av_variants_tiles(vs, t->kind, p->heads.head_dim, p->heads.dtype, gpu->sm_arch,
-                              have, 48);
-    char list[512] = "none";
-    size_t used = 0;
-    for (int i = 0; i < n && i < 48 && used < sizeof list; i++)
-      used += (size_t)snprintf(list + used, sizeof list - used, "%s%dx%dx%dw", i ? ", " : "",
-                               have[i].m_rows, have[i].n_tokens, have[i].warps);
-    return av_error_set(err, AV_ERR_UNSUPPORTED, NULL, where,
-                        "no compiled kernel variant for tile %s m=%d n=%d warps=%d (head_dim "
-                        "%d, %s) on sm_%d (GPU %s); compiled %s tiles (m x n x warps): %s",
-                        av_kernel_kind_name(t->kind), t->m_rows, t->n_tokens, t->warps,
-                        p->heads.head_dim, av_dtype_name(p->heads.dtype), gpu->sm_arch,
-                        gpu->name, av_kernel_kind_name(t->kind), list);
-  }
   av_occupancy_t occ;
   av_occupancy(gpu, v->threads, v->regs_per_thread, v->smem_bytes, &occ);
   if (occ.ctas_per_sm <= 0)

@@ -480,9 +480,9 @@ START_TEST(test_autotune) {
 END_TEST
 
 int main(void) {
-  if (!have_device()) {
+  if (!have_device()) {  /* CTest reports 77 as skipped (tests/CMakeLists.txt) */
     puts("skipped: no CUDA device");
-    return 0;
+    return 77;
   }
   Suite *s = suite_create("gpu_kernels");
   TCase *tc = tcase_create("gpu");

@@ -170,8 +170,8 @@ START_TEST(shards_split_by_batch) {
 }
 END_TEST
 
-START_TEST(mpirun_two_ranks_equal_one) {
 #ifdef AV_MPI
+START_TEST(mpirun_two_ranks_equal_one) {
   char *argv[] = {"/bin/sh", "-c",
                   "mpirun --allow-run-as-root --oversubscribe -n 2 " AV_BINARY_DIR
                   "/anvil run study.json --out mpi -q",
@@ -181,11 +181,9 @@ START_TEST(mpirun_two_ranks_equal_one) {
   snprintf(err, sizeof err, "%s/stderr", g_tmp);
   ck_assert_int_eq(av_test_spawn(g_tmp, argv, out, err), 0);
   same_results("one", "mpi");
-#else
-  printf("skipped: mpirun_two_ranks_equal_one needs a build with -DAV_MPI=ON\n");
-#endif
 }
 END_TEST
+#endif
 
 /* The auto rows of "auto" alone (nothing to reuse), listed first and listed last (it reuses
  * the four other rows either way: a batch's auto rows run after its other rows) are the
@@ -371,16 +369,31 @@ START_TEST(out_through_symlink_loses_nothing) {
 }
 END_TEST
 
-int main(void) {
+/* `test_studies --mpi` (CTest test_studies_mpi) runs the MPI test alone, and exits 77
+ * (skipped) on a build without MPI; without it, everything else. */
+int main(int argc, char **argv) {
+  const int mpi = argc > 1 && strcmp(argv[1], "--mpi") == 0;
+#ifndef AV_MPI
+  if (mpi) {
+    puts("skipped: mpirun_two_ranks_equal_one needs a build with -DAV_MPI=ON");
+    return 77;
+  }
+#endif
   Suite *s = suite_create("studies");
   TCase *tc = tcase_create("studies");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 120);
+#ifdef AV_MPI
+  if (mpi) {
+    tcase_add_test(tc, mpirun_two_ranks_equal_one);
+    suite_add_tcase(s, tc);
+    return av_test_run(s, 0);
+  }
+#endif
   tcase_add_test(tc, jobs_two_equal_one);
   tcase_add_test(tc, killed_and_resumed_equals_uninterrupted);
   tcase_add_test(tc, shards_merged_equal_one);
   tcase_add_test(tc, shards_split_by_batch);
-  tcase_add_test(tc, mpirun_two_ranks_equal_one);
   tcase_add_test(tc, auto_reuse_changes_nothing);
   tcase_add_test(tc, failing_row_reported_alone);
   tcase_add_test(tc, rtx4090_prefix32k_completes);
