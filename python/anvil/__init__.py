@@ -65,7 +65,7 @@ def _heads(heads, head_dim, dtype):
         return None
     if heads is None:
         heads = (32, 8)
-    if isinstance(heads, (str, bytes)) or not hasattr(heads, "__len__") or len(heads) != 2:
+    if not isinstance(heads, (tuple, list, np.ndarray)) or len(heads) != 2:
         raise TypeError(f"heads: expected a pair (q_heads, kv_heads), got {heads!r}")
     if dtype is not None and (not isinstance(dtype, str) or dtype not in _DTYPES):
         raise ValueError(f"dtype {dtype!r}: expected one of {', '.join(_DTYPES)}")
@@ -195,7 +195,9 @@ def _target_of(gpu, cost_model, cost_params, launch_model="streams"):
 
 
 class Plan:
-    """A scheduler's plan for one batch: launches, items, segments and merge lists."""
+    """A scheduler's plan for one batch: launches, items, segments and merge lists. A plan
+    of plan(), load_plan() or plan_from_json() never changes, and threads share it freely;
+    one of Planner.current() reads its planner's plan as it is at each call."""
 
     __slots__ = ("_p",)
 
@@ -345,7 +347,11 @@ class Planner(_anvil.Planner):
     reuses the plan when tokens only grew inside the last blocks (PAT §5.1), patches it when
     requests took new blocks, arrived or finished, and plans anew past the drift bound or
     when a shared prefix changes (docs/schedulers.md#per-step-planning). `plan` is the
-    latest step's plan; `counts` is (planned, kept); `stats` counts each kind."""
+    latest step's plan; `counts` is (planned, kept); `stats` counts each kind.
+
+    Threads may share a planner: it serves one call at a time (a lock of its own, held by
+    every call and by every read of its plan through current()), so concurrent calls wait.
+    Arrays follow the package's one rule for numbers (anvil._values)."""
 
     def __new__(cls, scheduler: str, gpu: str = "H200-SXM", cost_model: str = "roofline",
                 cost_params: Optional[dict] = None, block_size: int = 16, heads=None,

@@ -122,12 +122,13 @@ def test_whole_floats_and_padding_are_accepted_alike():
     (lambda: anvil.Planner("node_naive", block_size="16"), TypeError, "block_size"),
     (lambda: anvil.random(float("nan")), ValueError, "seed: nan"),
     (lambda: anvil.levels([1], [16], heads=5), TypeError, "heads: expected a pair"),
+    (lambda: anvil.levels([1], [16], heads={0: 32, 1: 8}), TypeError, "heads: expected a pair"),
     (lambda: anvil.levels([1], [16], head_dim=0), ValueError, "head dim 0"),
     (lambda: DecodeBatch(4.5), ValueError, "requests: 4.5"),
     (lambda: DecodeBatch("4"), TypeError, "requests: expected an integer, got str"),
     (lambda: DecodeBatch(4, levels=(64.0,), fanout=(True,)), TypeError, r"fanout\[0\]"),
 ], ids=["B-fraction", "L-bool", "L-scalar", "node-str", "kv-inf", "kv-nan", "bs-nan", "bs-str",
-        "bs-bool", "bs-fraction", "planner-bs", "seed-nan", "heads-int", "head_dim-0",
+        "bs-bool", "bs-fraction", "planner-bs", "seed-nan", "heads-int", "heads-dict", "head_dim-0",
         "requests-fraction", "requests-str", "fanout-bool"])
 def test_numbers_are_read_by_one_rule(call, error, match):
     with pytest.raises(error, match=match):
@@ -140,7 +141,7 @@ def test_numbers_are_read_by_one_rule(call, error, match):
 def test_scheduler_and_cost_parameters_name_the_key():
     w = anvil.levels([1, 4], [64, 16])
     with pytest.raises(ValueError, match="params: k: 1208925819614629174706176 is out of range"):
-        anvil.plan(w, "fixed_division", k=2**80)           # said "expected an integer, got a string"
+        anvil.plan(w, "fixed_division", k=2**80)    # said "expected an integer, got a string"
     with pytest.raises(ValueError, match="params: k: nan is not finite"):
         anvil.plan(w, "fixed_division", k=float("nan"))
     with pytest.raises(TypeError, match="params: k: expected a bool, a number or a str, got None"):
