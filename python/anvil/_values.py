@@ -23,6 +23,13 @@ INT64 = (-2**63, 2**63 - 1)
 _LIMITS = {np.dtype(np.int32): INT32, np.dtype(np.int64): INT64}
 
 
+def _limits(dtype) -> tuple:
+    """(min, max) of an integer dtype."""
+    if dtype not in _LIMITS:
+        _LIMITS[dtype] = (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
+    return _LIMITS[dtype]
+
+
 def _type_name(v) -> str:
     return "None" if v is None else type(v).__name__
 
@@ -56,6 +63,9 @@ def int_array(a, dtype, what: str, ndim=(1,), lo: int | None = None,
     """a as a C-contiguous array of `dtype` (np.int32 or np.int64) with one of the numbers of
     dimensions in `ndim` and every element in [lo, hi] (the dtype's range when None), under
     the rule above. An array of that dtype already in C order is returned as it is."""
+    if (lo is None and hi is None and type(a) is np.ndarray and a.dtype == dtype
+            and a.ndim in ndim and a.flags.c_contiguous):
+        return a                  # the serving loop's case: nothing to convert or check
     dtype = np.dtype(dtype)
     lo = _LIMITS[dtype][0] if lo is None else lo
     hi = _LIMITS[dtype][1] if hi is None else hi
@@ -71,6 +81,9 @@ def int_array(a, dtype, what: str, ndim=(1,), lo: int | None = None,
         raise ValueError(f"{what}: expected a {' or '.join(f'{n}-D' for n in ndim)} array "
                          f"of integers, got shape {arr.shape}")
     kind = arr.dtype.kind
+    if kind in "iu" and lo <= _limits(arr.dtype)[0] and _limits(arr.dtype)[1] <= hi:
+        return arr if arr.dtype == dtype and arr.flags.c_contiguous else \
+            np.ascontiguousarray(arr, dtype=dtype)        # every value of the dtype fits
     if kind == "O":
         flat = arr.reshape(-1)
         vals = [integer(v, f"{what}{_where(arr, i)}", lo, hi) for i, v in enumerate(flat)]
