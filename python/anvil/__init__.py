@@ -8,9 +8,19 @@ predict their time on a GPU spec, and run experiment files, over the C library's
     plan.check()
     print(anvil.simulate(plan, gpu="H100-SXM").predicted_us)
 
-Mistakes in the input raise anvil.Error (a ValueError) with the one-line message the `anvil`
-program prints; a value of the wrong type raises TypeError, and a number that no C integer
-holds (or NaN) raises ValueError naming the argument.
+Numbers and arrays follow one rule at every entry point (anvil._values): integers, or floats
+that are finite and whole; bool, str and None are not numbers. Mistakes in the input raise
+anvil.Error (a ValueError) with the one-line message the `anvil` program prints; a value of
+the wrong type raises TypeError and a value out of range (a number no C integer holds, NaN,
+1.9, a negative block id) raises ValueError, each naming the argument.
+
+Threads: every function and object may be used from several threads at once. Plans, batches
+and targets are never changed once made, so threads share them freely; a Planner serves one
+call at a time (a lock of its own: concurrent calls wait their turn), and a Plan from
+Planner.current() reads the plan the planner holds at that call, under the same lock.
+Planning and simulation keep the GIL (a target's cost model cache serves one call at a
+time); building a block-table batch, proving a plan, its fp64 reference, experiments and the
+GPU executor run without it.
 """
 from __future__ import annotations
 
@@ -21,8 +31,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import _anvil
+from . import _anvil, _values
 from ._anvil import Error
+from ._values import INT64, int_array, integer, name, setting
 
 __all__ = ["Error", "Workload", "Plan", "Planner", "SimResult", "block_table", "levels",
            "explicit", "random", "from_spec", "load_workload", "plan", "load_plan",
@@ -49,44 +60,40 @@ def data_dir() -> str:
     return _anvil.data_dir()
 
 
-def _int(v, what: str, bits: int = 32) -> int:
-    """v as a signed C integer of `bits` bits; ValueError where none holds it (OverflowError,
-    Python's own answer, would escape the ValueError callers catch)."""
-    try:
-        i = int(v)
-    except OverflowError as e:                  # int(inf)
-        raise ValueError(f"{what}: {v!r} is not an integer") from e
-    if not -2**(bits - 1) <= i < 2**(bits - 1):
-        raise ValueError(f"{what}: {i} is out of range for a {bits}-bit integer")
-    return i
-
-
-def _array(a, dtype, what: str) -> np.ndarray:
-    """a as a C-contiguous integer array; ValueError for elements outside the dtype."""
-    try:
-        return np.ascontiguousarray(a, dtype=dtype)
-    except OverflowError as e:
-        raise ValueError(f"{what}: {e}") from e
-
-
 def _heads(heads, head_dim, dtype):
     if heads is None and head_dim is None and dtype is None:
         return None
-    q, kv = heads if heads is not None else (32, 8)
+    if heads is None:
+        heads = (32, 8)
+    if not isinstance(heads, (tuple, list, np.ndarray)) or len(heads) != 2:
+        raise TypeError(f"heads: expected a pair (q_heads, kv_heads), got {heads!r}")
     if dtype is not None and (not isinstance(dtype, str) or dtype not in _DTYPES):
         raise ValueError(f"dtype {dtype!r}: expected one of {', '.join(_DTYPES)}")
-    return (_int(q, "heads"), _int(kv, "heads"), _int(head_dim or 128, "head_dim"),
+    return (integer(heads[0], "heads"), integer(heads[1], "heads"),
+            integer(128 if head_dim is None else head_dim, "head_dim"),
             _DTYPES[dtype or "fp16"])
 
 
-def _assignments(params: dict) -> list:
-    """{"split": "fixed", "eq5": False} -> ["split=fixed", "eq5=false"]."""
-    out = []
-    for k, v in params.items():
-        if isinstance(v, bool):
-            v = "true" if v else "false"
-        out.append(f"{k}={v}")
-    return out
+def _assignments(params, what: str = "params") -> list:
+    """{"split": "fixed", "eq5": False, "k": 3.0} -> ["split=fixed", "eq5=false", "k=3"]."""
+    if not isinstance(params, dict):
+        raise TypeError(f"{what}: expected a dict, got {type(params).__name__}")
+    return [setting(k, v, what) for k, v in params.items()]
+
+
+def _handle(obj, cls, what: str):
+    """The extension's handle of a Workload or a Plan argument."""
+    if not isinstance(obj, cls):
+        raise TypeError(f"{what}: expected an anvil.{cls.__name__}, got {type(obj).__name__}")
+    return obj._w if cls is Workload else obj._p
+
+
+def _block_table(table, kv_lens):
+    """The block table (a row, or one row per request) and kv_lens as int32 arrays. Block ids
+    and token counts within int32 here; a negative id among the blocks a request uses, and
+    token counts outside [1, the row's tokens], are refused by the extension."""
+    t = int_array(table, np.int32, "block_table", ndim=(1, 2))
+    return (t.reshape(1, -1) if t.ndim == 1 else t), int_array(kv_lens, np.int32, "kv_lens")
 
 
 class Workload:
@@ -95,6 +102,9 @@ class Workload:
     __slots__ = ("_w",)
 
     def __init__(self, handle):
+        if not isinstance(handle, _anvil.Workload):
+            raise TypeError("Workload: made by block_table, levels, explicit, from_spec, ... "
+                            f"(got {type(handle).__name__})")
         self._w = handle
 
     @property
@@ -129,42 +139,44 @@ def block_table(table, kv_lens, block_size: int = 16, heads=None, head_dim=None,
                 dtype=None) -> Workload:
     """The batch of a vLLM-style block table: row r holds request r's block ids (padded),
     of which the first ceil(kv_lens[r] / block_size) are used."""
-    t = _array(table, np.int32, "block_table")
-    k = _array(kv_lens, np.int32, "kv_lens")
-    if t.ndim == 1:
-        t = t.reshape(1, -1)
-    return Workload(_anvil.workload_from_block_table(t, k, _int(block_size, "block_size"),
+    t, k = _block_table(table, kv_lens)
+    return Workload(_anvil.workload_from_block_table(t, k, integer(block_size, "block_size"),
                                                      _heads(heads, head_dim, dtype)))
 
 
 def levels(B, L, heads=None, head_dim=None, dtype=None) -> Workload:
     """PAT/FastTree B/L notation: level i has B[i] nodes of L[i] tokens."""
-    return Workload(_anvil.workload_from_levels(_array(B, np.int64, "B"),
-                                                _array(L, np.int64, "L"),
+    return Workload(_anvil.workload_from_levels(int_array(B, np.int64, "B"),
+                                                int_array(L, np.int64, "L"),
                                                 _heads(heads, head_dim, dtype)))
 
 
 def explicit(parents, kv_lens, request_node, heads=None, head_dim=None, dtype=None) -> Workload:
     """A forest given node by node (parents precede children, -1 for roots)."""
     return Workload(_anvil.workload_from_explicit(
-        _array(parents, np.int32, "parents"), _array(kv_lens, np.int64, "kv_lens"),
-        _array(request_node, np.int32, "request_node"), _heads(heads, head_dim, dtype)))
+        int_array(parents, np.int32, "parents"), int_array(kv_lens, np.int64, "kv_lens"),
+        int_array(request_node, np.int32, "request_node"), _heads(heads, head_dim, dtype)))
 
 
 def from_spec(spec, heads=None, head_dim=None, dtype=None, source: str = "workload") -> Workload:
     """Any workload spec of docs/experiments.md, as a dict or JSON text."""
-    text = spec if isinstance(spec, str) else json.dumps(spec)
-    return Workload(_anvil.workload_from_json(text, source, _heads(heads, head_dim, dtype)))
+    if not isinstance(spec, (str, dict)):
+        raise TypeError(f"spec: expected a dict or JSON text, got {type(spec).__name__}")
+    text = spec if isinstance(spec, str) else json.dumps(spec, allow_nan=False)
+    return Workload(_anvil.workload_from_json(text, name(source, "source"),
+                                              _heads(heads, head_dim, dtype)))
 
 
 def random(seed: int, heads=None, head_dim=None, dtype=None, **spec) -> Workload:
     """A seeded random forest ({"kind": "random"} keys: max_depth, max_requests, ...)."""
-    return from_spec({"kind": "random", "seed": seed, **spec}, heads, head_dim, dtype)
+    return from_spec({"kind": "random", "seed": integer(seed, "seed", 0, INT64[1]), **spec},
+                     heads, head_dim, dtype)
 
 
 def load_workload(path, heads=None, head_dim=None, dtype=None) -> Workload:
     """A workload spec file (errors name the file as `anvil plan SPEC.json` does)."""
-    return Workload(_anvil.workload_load(str(path), _heads(heads, head_dim, dtype)))
+    return Workload(_anvil.workload_load(_values.path(path, "path"),
+                                         _heads(heads, head_dim, dtype)))
 
 
 @functools.lru_cache(maxsize=32)
@@ -174,19 +186,25 @@ def _target(gpu: str, cost_model: str, cost_params: tuple,
 
 
 def _target_of(gpu, cost_model, cost_params, launch_model="streams"):
-    cp = tuple(_assignments(cost_params or {}))
+    cp = tuple(_assignments({} if cost_params is None else cost_params, "cost_params"))
     if not isinstance(launch_model, str):
         raise ValueError("launch_model: expected \"streams\", \"graph\" or \"pdl\", got %r"
                          % (launch_model,))
-    return _target(str(gpu), cost_model, cp, launch_model)
+    gpu = _values.path(gpu, "gpu", "a GPU name or a spec file's path")
+    return _target(gpu, name(cost_model, "cost_model", none_ok=True), cp, launch_model)
 
 
 class Plan:
-    """A scheduler's plan for one batch: launches, items, segments and merge lists."""
+    """A scheduler's plan for one batch: launches, items, segments and merge lists. A plan
+    of plan(), load_plan() or plan_from_json() never changes, and threads share it freely;
+    one of Planner.current() reads its planner's plan as it is at each call."""
 
     __slots__ = ("_p",)
 
     def __init__(self, handle):
+        if not isinstance(handle, _anvil.Plan):
+            raise TypeError("Plan: made by plan, load_plan, plan_from_json or "
+                            f"Planner.current() (got {type(handle).__name__})")
         self._p = handle
 
     def check(self) -> None:
@@ -195,8 +213,8 @@ class Plan:
 
     def reference(self, seed: int = 1, dim: int = 0, max_requests: int = 0) -> float:
         """Run the plan in fp64 against direct attention; the largest relative error."""
-        return self._p.reference(_int(seed, "seed", 65) % 2**64, _int(dim, "dim"),
-                                 _int(max_requests, "max_requests"))
+        return self._p.reference(integer(seed, "seed", -2**64, 2**64 - 1) % 2**64,
+                                 integer(dim, "dim"), integer(max_requests, "max_requests"))
 
     def to_json(self) -> str:
         """The file `anvil plan -o` writes, byte for byte."""
@@ -252,17 +270,18 @@ def plan(batch: Workload, scheduler: str, gpu: str = "H200-SXM", cost_model: str
     launch_model "graph" plans for a GPU that replays the plan as one CUDA graph, "pdl" for
     one that launches the merge as a programmatic dependent of the launch before it
     (docs/kernels.md#launch-models); the plan carries it, and simulate() charges it."""
+    w = _handle(batch, Workload, "batch")
     t = _target_of(gpu, cost_model, cost_params, launch_model)
-    return Plan(_anvil.plan(t, batch._w, scheduler, _assignments(params)))
+    return Plan(_anvil.plan(t, w, name(scheduler, "scheduler"), _assignments(params)))
 
 
 def load_plan(path) -> Plan:
     """A plan file (indices range-checked; call check() to prove it exact)."""
-    return Plan(_anvil.plan_load(str(path)))
+    return Plan(_anvil.plan_load(_values.path(path, "path")))
 
 
 def plan_from_json(text: str, source: str = "plan") -> Plan:
-    return Plan(_anvil.plan_from_json(text, source))
+    return Plan(_anvil.plan_from_json(name(text, "text"), name(source, "source")))
 
 
 @dataclass
@@ -289,9 +308,11 @@ def simulate(plan: Plan, gpu: str = "H200-SXM", cost_model: str = "roofline",
              chrome_trace: Optional[str] = None) -> SimResult:
     """Predict the plan's time and bytes on a GPU spec (name or spec file path). With
     timeline=True the result carries every CTA; chrome_trace writes a Perfetto file."""
+    p = _handle(plan, Plan, "plan")
     t = _target_of(gpu, cost_model, cost_params)
-    r, events = _anvil.simulate(t, plan._p, model, bool(timeline),
-                                None if chrome_trace is None else str(chrome_trace))
+    r, events = _anvil.simulate(t, p, name(model, "model", none_ok=True), bool(timeline),
+                                None if chrome_trace is None else
+                                _values.path(chrome_trace, "chrome_trace"))
     tl = np.frombuffer(events, EVENT_DTYPE) if events is not None else None
     return SimResult(timeline=tl, **r)
 
@@ -301,7 +322,7 @@ def run_experiment(path, check: bool = True) -> list:
     results.csv; pandas.DataFrame(rows) loads them. A row that fails alone is kept (status
     "failed", its "error"), as `anvil run` keeps it; with check=True (the default) such a row
     raises anvil.Error with the first failure's message, the rows in its .rows."""
-    text, failure = _anvil.run_experiment(str(path))
+    text, failure = _anvil.run_experiment(_values.path(path, "path"))
     rows = json.loads(text)
     if failure is not None and check:
         failure.rows = rows
@@ -326,14 +347,27 @@ class Planner(_anvil.Planner):
     reuses the plan when tokens only grew inside the last blocks (PAT §5.1), patches it when
     requests took new blocks, arrived or finished, and plans anew past the drift bound or
     when a shared prefix changes (docs/schedulers.md#per-step-planning). `plan` is the
-    latest step's plan; `counts` is (planned, kept); `stats` counts each kind."""
+    latest step's plan; `counts` is (planned, kept); `stats` counts each kind.
+
+    Threads may share a planner: it serves one call at a time (a lock of its own, held by
+    every call and by every read of its plan through current()), so concurrent calls wait.
+    Arrays follow the package's one rule for numbers (anvil._values)."""
 
     def __new__(cls, scheduler: str, gpu: str = "H200-SXM", cost_model: str = "roofline",
                 cost_params: Optional[dict] = None, block_size: int = 16, heads=None,
                 head_dim=None, dtype=None, **params):
         t = _target_of(gpu, cost_model, cost_params)
-        return super().__new__(cls, t, scheduler, _assignments(params),
-                               _int(block_size, "block_size"), _heads(heads, head_dim, dtype))
+        return super().__new__(cls, t, name(scheduler, "scheduler"), _assignments(params),
+                               integer(block_size, "block_size"), _heads(heads, head_dim, dtype))
+
+    def set_drift(self, bound) -> None:
+        """Plan anew when a patched plan is estimated past 1 + bound of a fresh one."""
+        super().set_drift(_values.number(bound, "drift"))
+
+    def step(self, block_table, kv_lens) -> bool:
+        """Plan one decode step; True when the previous plan was kept. The arrays follow the
+        package's one rule (block_table does the same); the planner keeps no reference."""
+        return super().step(*_block_table(block_table, kv_lens))
 
     @property
     def reuse_rate(self) -> float:
@@ -341,7 +375,13 @@ class Planner(_anvil.Planner):
         return reused / (planned + reused) if planned + reused else 0.0
 
     def current(self) -> Plan:
-        return Plan(self.plan)
+        """The planner's plan: each call on it reads the plan the planner holds at that
+        moment (a later step changes it). RuntimeError before the first step."""
+        p = self.plan
+        if p is None:
+            raise RuntimeError("Planner.current(): no step has been planned yet; call "
+                               "step(block_table, kv_lens) first")
+        return Plan(p)
 
 
 def exec(plan: Plan, q: Any = None, k_cache: Any = None, v_cache: Any = None,
@@ -353,4 +393,6 @@ def exec(plan: Plan, q: Any = None, k_cache: Any = None, v_cache: Any = None,
         raise NotImplementedError(
             "running a plan on caller tensors is not supported yet; exec(plan) runs it on the "
             "executor's seeded paged cache and verifies it against fp64 attention")
-    return _anvil.exec_seeded(plan._p, _int(seed, "seed", 65) % 2**64, _int(repeats, "repeats"))
+    return _anvil.exec_seeded(_handle(plan, Plan, "plan"),
+                              integer(seed, "seed", -2**64, 2**64 - 1) % 2**64,
+                              integer(repeats, "repeats"))

@@ -7,33 +7,38 @@ import json
 
 import numpy as np
 
+from ._values import int_array, integer
 
 MAX_TOKENS = 1 << 22   # per request: anvil's default limits.request_tokens
 
 
-def _is_int(v) -> bool:
-    return isinstance(v, (int, np.integer))
-
-
-def _layout_check(requests, levels, fanout, own, bs) -> np.ndarray:
-    """Each request's own tokens; ValueError for a batch that cannot be laid out."""
-    if not (_is_int(requests) and _is_int(bs) and requests >= 1 and bs >= 1):
-        raise ValueError(f"requests {requests!r}, block_size {bs!r}: expected integers >= 1")
-    if len(levels) != len(fanout):
-        raise ValueError(f"{len(levels)} prefix levels but {len(fanout)} fan-outs")
-    for L, g in zip(levels, fanout):
-        if not (_is_int(L) and 0 <= L <= MAX_TOKENS and L % bs == 0):
-            raise ValueError(f"prefix level of {L!r} tokens: expected whole blocks of {bs}")
-        if not (_is_int(g) and 1 <= g <= requests):
-            raise ValueError(f"fan-out {g!r}: expected an integer in [1, {requests}]")
+def _layout_check(requests, levels, fanout, own, bs):
+    """(requests, levels, fanout, own tokens per request, block size) read by the package's
+    one rule (anvil._values); ValueError for a batch that cannot be laid out."""
+    requests = integer(requests, "requests", 1)
+    bs = integer(bs, "block_size", 1)
     try:
-        own = np.broadcast_to(np.asarray(own, dtype=np.int64), (requests,)).copy()
-    except OverflowError as e:
-        raise ValueError(f"own: {e}") from e
+        levels, fanout = list(levels), list(fanout)
+    except TypeError:
+        raise TypeError(f"levels {levels!r}, fanout {fanout!r}: expected sequences of "
+                        "integers") from None
+    if len(levels) != len(fanout):
+        raise ValueError(f"{len(levels)} prefix levels but {len(fanout)} fanouts")
+    for i, (L, g) in enumerate(zip(levels, fanout)):
+        levels[i] = integer(L, f"levels[{i}]", 0, MAX_TOKENS)
+        if levels[i] % bs:
+            raise ValueError(f"levels[{i}]: {L!r} tokens; expected whole blocks of {bs}")
+        fanout[i] = integer(g, f"fanout[{i}]", 1, requests)
+    if np.ndim(own) == 0:
+        own = np.full(requests, integer(own, "own", 0, MAX_TOKENS), dtype=np.int64)
+    else:
+        own = int_array(own, np.int64, "own", lo=0, hi=MAX_TOKENS)
+        if len(own) != requests:
+            raise ValueError(f"own: {len(own)} entries for {requests} requests")
     total = sum(levels) + own
-    if (own < 0).any() or (total < 1).any() or (total > MAX_TOKENS).any():
-        raise ValueError(f"own: expected tokens >= 0, each request in [1, {MAX_TOKENS}] tokens")
-    return own
+    if (total < 1).any() or (total > MAX_TOKENS).any():
+        raise ValueError(f"own: expected each request in [1, {MAX_TOKENS}] tokens")
+    return requests, levels, fanout, own, bs
 
 
 class DecodeBatch:
@@ -45,11 +50,11 @@ class DecodeBatch:
 
     def __init__(self, requests: int, levels=(2048, 512), fanout=(1, 16), own=120,
                  block_size: int = 16, capacity_blocks: int = 0):
-        bs = block_size
+        requests, levels, fanout, own, bs = _layout_check(requests, levels, fanout, own,
+                                                          block_size)
         self.block_size = bs
-        own = _layout_check(requests, levels, fanout, own, bs)
         prefix_blocks = [L // bs for L in levels]
-        extra = capacity_blocks or 64
+        extra = integer(capacity_blocks, "capacity_blocks", 0) or 64
         width = sum(prefix_blocks) + int(-(-own.max() // bs)) + extra
         self.table = np.full((requests, width), -1, dtype=np.int32)
         self.kv_lens = (sum(levels) + own).astype(np.int32)

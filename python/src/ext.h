@@ -19,13 +19,19 @@ typedef struct {
   anvil_target_t *t;
 } TargetObject;
 
+/* A planner serves one call at a time: every method that reads or changes pl (or, through a
+ * Plan view, its plan) holds `lock`, which is taken only while the GIL is released, so a
+ * thread holding it may release and take back the GIL without a deadlock. */
 typedef struct {
   PyObject_HEAD
   anvil_planner_t *pl;
   PyObject *target;        /* keeps the target alive */
+  PyThread_type_lock lock;
+  int block_size;
 } PlannerObject;
 
-/* A plan it owns, or the current plan of a planner (then `own` is NULL). */
+/* A plan it owns (never changed, so read without the GIL by any number of threads), or the
+ * current plan of a planner (then `own` is NULL and every read holds the planner's lock). */
 typedef struct {
   PyObject_HEAD
   anvil_plan_t *own;
@@ -44,6 +50,15 @@ int anvil_py_strings(PyObject *list, const char ***out, int *n);
 /* A contiguous buffer of `itemsize`-byte signed integers with `ndim` dimensions (1 or 2). */
 int anvil_py_int_buffer(PyObject *o, Py_buffer *view, Py_ssize_t itemsize, int ndim,
                         const char *what);
+/* A block table and its kv_lens as int32 buffers, one row per request. */
+int anvil_py_block_table(PyObject *table, PyObject *tokens, Py_buffer *tv, Py_buffer *kv);
+/* The flat index of the first negative id among the blocks the rows use (the first
+ * ceil(tokens[r] / block_size) of row r), or -1; no Python code runs. */
+Py_ssize_t anvil_py_negative_block(const int32_t *table, Py_ssize_t rows, Py_ssize_t width,
+                                   const int32_t *tokens, int block_size);
+/* Raises ValueError naming that block; returns NULL. */
+PyObject *anvil_py_negative_block_error(const int32_t *table, Py_ssize_t width,
+                                        const int32_t *tokens, int block_size, Py_ssize_t at);
 PyObject *anvil_py_workload_new(anvil_workload_t *w);
 
 int anvil_py_plan_types(PyObject *m);

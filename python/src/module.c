@@ -146,6 +146,46 @@ static PyObject *finish_workload(int rc, anvil_workload_t *w, const anvil_error_
   return rc ? anvil_py_raise(err) : anvil_py_workload_new(w);
 }
 
+int anvil_py_block_table(PyObject *table, PyObject *tokens, Py_buffer *tv, Py_buffer *kv) {
+  if (anvil_py_int_buffer(table, tv, 4, 2, "block_table")) return -1;
+  if (anvil_py_int_buffer(tokens, kv, 4, 1, "kv_lens")) {
+    PyBuffer_Release(tv);
+    return -1;
+  }
+  if (kv->shape[0] == tv->shape[0]) return 0;
+  PyErr_Format(PyExc_ValueError, "kv_lens has %zd entries but the block table %zd rows",
+               kv->shape[0], tv->shape[0]);
+  PyBuffer_Release(tv);
+  PyBuffer_Release(kv);
+  return -1;
+}
+
+/* Blocks a row uses: ceil(tokens / block_size), at most the row; padding after them is never
+ * read, and a row too short for its tokens or a bad block_size is the library's to report. */
+static Py_ssize_t used_blocks(int32_t tokens, int block_size, Py_ssize_t width) {
+  if (tokens < 1 || block_size < 1) return 0;
+  Py_ssize_t n = ((Py_ssize_t)tokens + block_size - 1) / block_size;
+  return n < width ? n : width;
+}
+
+Py_ssize_t anvil_py_negative_block(const int32_t *table, Py_ssize_t rows, Py_ssize_t width,
+                                   const int32_t *tokens, int block_size) {
+  for (Py_ssize_t r = 0; r < rows; r++)
+    for (Py_ssize_t j = 0, n = used_blocks(tokens[r], block_size, width); j < n; j++)
+      if (table[r * width + j] < 0) return r * width + j;
+  return -1;
+}
+
+PyObject *anvil_py_negative_block_error(const int32_t *table, Py_ssize_t width,
+                                        const int32_t *tokens, int block_size, Py_ssize_t at) {
+  Py_ssize_t r = at / width;
+  return PyErr_Format(PyExc_ValueError,
+                      "block_table[%zd][%zd]: block id %d is negative; expected ids >= 0 in "
+                      "the %zd blocks row %zd uses (ceil(kv_lens[%zd] / block_size))",
+                      r, at % width, (int)table[at],
+                      used_blocks(tokens[r], block_size, width), r, r);
+}
+
 static PyObject *py_block_table(PyObject *mod, PyObject *args) {
   (void)mod;
   PyObject *table, *tokens, *heads_o = Py_None;
@@ -155,28 +195,35 @@ static PyObject *py_block_table(PyObject *mod, PyObject *args) {
   const anvil_heads_t *h;
   if (anvil_py_heads(heads_o, &hb, &h)) return NULL;
   Py_buffer tv, kv;
-  if (anvil_py_int_buffer(table, &tv, 4, 2, "block_table")) return NULL;
-  if (anvil_py_int_buffer(tokens, &kv, 4, 1, "kv_lens")) {
-    PyBuffer_Release(&tv);
-    return NULL;
-  }
-  anvil_workload_t *w = NULL;
-  anvil_error_t err;
-  int rc;
-  if (kv.shape[0] != tv.shape[0]) {
-    PyErr_Format(PyExc_ValueError, "kv_lens has %zd entries but the block table %zd rows",
-                 kv.shape[0], tv.shape[0]);
-    rc = -1;
-  } else {
-    Py_BEGIN_ALLOW_THREADS
-    rc = anvil_workload_from_block_table(tv.buf, tv.shape[1], kv.buf, (int32_t)tv.shape[0],
-                                         block_size, h, &w, &err);
-    Py_END_ALLOW_THREADS
+  if (anvil_py_block_table(table, tokens, &tv, &kv)) return NULL;
+  /* The library reads copies without the GIL: another thread may write the caller's arrays
+   * meanwhile, and a value changed after it was checked could break what was checked. */
+  Py_ssize_t width = tv.shape[1], rows = tv.shape[0];
+  int32_t *t = PyMem_Malloc((size_t)tv.len + 1), *k = PyMem_Malloc((size_t)kv.len + 1);
+  if (t && k) {
+    memcpy(t, tv.buf, (size_t)tv.len);
+    memcpy(k, kv.buf, (size_t)kv.len);
   }
   PyBuffer_Release(&tv);
   PyBuffer_Release(&kv);
-  if (rc < 0) return NULL;
-  return finish_workload(rc, w, &err);
+  PyObject *res = NULL;
+  Py_ssize_t bad = t && k ? anvil_py_negative_block(t, rows, width, k, block_size) : -1;
+  if (!t || !k) {
+    PyErr_NoMemory();
+  } else if (bad >= 0) {
+    anvil_py_negative_block_error(t, width, k, block_size, bad);
+  } else {
+    anvil_workload_t *w = NULL;
+    anvil_error_t err;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = anvil_workload_from_block_table(t, width, k, (int32_t)rows, block_size, h, &w, &err);
+    Py_END_ALLOW_THREADS
+    res = finish_workload(rc, w, &err);
+  }
+  PyMem_Free(t);
+  PyMem_Free(k);
+  return res;
 }
 
 static PyObject *py_levels(PyObject *mod, PyObject *args) {

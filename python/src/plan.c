@@ -2,11 +2,33 @@
 #include "ext.h"
 
 /* --- Plan ------------------------------------------------------------------------------ */
-static const anvil_plan_t *plan_of(PlanObject *self) {
+/* Takes the planner's lock. The GIL is released only to wait, so a holder that waits for the
+ * GIL (after a call made without it) never waits on a thread that waits for the lock. */
+static void planner_lock(PlannerObject *pl) {
+  if (PyThread_acquire_lock(pl->lock, NOWAIT_LOCK)) return;
+  Py_BEGIN_ALLOW_THREADS
+  PyThread_acquire_lock(pl->lock, WAIT_LOCK);
+  Py_END_ALLOW_THREADS
+}
+
+static void planner_unlock(PlannerObject *pl) { PyThread_release_lock(pl->lock); }
+
+/* The plan self reads: its own, or its planner's current one with the planner locked until
+ * plan_leave (a step frees or patches that plan). NULL with RuntimeError before a step. */
+static const anvil_plan_t *plan_enter(PlanObject *self) {
   if (self->own) return self->own;
-  const anvil_plan_t *p = anvil_planner_plan(((PlannerObject *)self->planner)->pl);
-  if (!p) PyErr_SetString(PyExc_RuntimeError, "the planner has not planned a step yet");
+  PlannerObject *pl = (PlannerObject *)self->planner;
+  planner_lock(pl);
+  const anvil_plan_t *p = anvil_planner_plan(pl->pl);
+  if (!p) {
+    planner_unlock(pl);
+    PyErr_SetString(PyExc_RuntimeError, "the planner has not planned a step yet");
+  }
   return p;
+}
+
+static void plan_leave(PlanObject *self) {
+  if (!self->own) planner_unlock((PlannerObject *)self->planner);
 }
 
 static PyObject *plan_new(anvil_plan_t *own, PyObject *planner) {
@@ -29,10 +51,15 @@ static void Plan_dealloc(PlanObject *self) {
 
 static PyObject *Plan_check(PlanObject *self, PyObject *unused) {
   (void)unused;
-  const anvil_plan_t *p = plan_of(self);
-  anvil_error_t err;
+  const anvil_plan_t *p = plan_enter(self);
   if (!p) return NULL;
-  if (anvil_plan_check(p, &err)) return anvil_py_raise(&err);
+  anvil_error_t err;
+  int rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = anvil_plan_check(p, &err);
+  Py_END_ALLOW_THREADS
+  plan_leave(self);
+  if (rc) return anvil_py_raise(&err);
   Py_RETURN_NONE;
 }
 
@@ -41,7 +68,7 @@ static PyObject *Plan_reference(PlanObject *self, PyObject *args, PyObject *kw) 
   unsigned long long seed = 1;
   int dim = 0, maxr = 0;
   if (!PyArg_ParseTupleAndKeywords(args, kw, "|Kii", kws, &seed, &dim, &maxr)) return NULL;
-  const anvil_plan_t *p = plan_of(self);
+  const anvil_plan_t *p = plan_enter(self);
   if (!p) return NULL;
   double rel = 0;
   anvil_error_t err;
@@ -49,55 +76,70 @@ static PyObject *Plan_reference(PlanObject *self, PyObject *args, PyObject *kw) 
   Py_BEGIN_ALLOW_THREADS
   rc = anvil_plan_reference(p, seed, dim, maxr, &rel, &err);
   Py_END_ALLOW_THREADS
+  plan_leave(self);
   if (rc) return anvil_py_raise(&err);
   return PyFloat_FromDouble(rel);
 }
 
 static PyObject *Plan_to_json(PlanObject *self, PyObject *unused) {
   (void)unused;
-  const anvil_plan_t *p = plan_of(self);
+  const anvil_plan_t *p = plan_enter(self);
   if (!p) return NULL;
   char *text = anvil_plan_to_json(p);
+  plan_leave(self);
   if (!text) return PyErr_NoMemory();
   PyObject *s = PyUnicode_FromString(text);
   anvil_free(text);
   return s;
 }
 
-/* The plan's tables as bytes, each an array of the public structs (anvil/plan.h). */
-static PyObject *Plan_tables(PlanObject *self, PyObject *unused) {
-  (void)unused;
-  const anvil_plan_t *p = plan_of(self);
-  if (!p) return NULL;
+/* The plan's tables as bytes, each an array of the public structs (anvil/plan.h): launches,
+ * items, item_queries, segments, merge_offsets, merge_slots. Bytes objects run no Python
+ * code as they are made, so the planner's lock may be held meanwhile. */
+static int plan_tables(const anvil_plan_t *p, PyObject *out[6]) {
   anvil_plan_counts_t n;
   anvil_plan_counts(p, &n);
-  PyObject *l = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n.launches * sizeof(anvil_launch_t));
-  PyObject *it = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n.items * sizeof(anvil_item_t));
-  PyObject *q = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n.item_queries * 4);
-  PyObject *sg = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n.segments * sizeof(anvil_segment_t));
-  PyObject *mo = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n.requests + 1) * 4);
-  PyObject *ms = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n.slots * 4);
-  if (!l || !it || !q || !sg || !mo || !ms) {
-    Py_XDECREF(l), Py_XDECREF(it), Py_XDECREF(q), Py_XDECREF(sg), Py_XDECREF(mo);
-    Py_XDECREF(ms);
-    return NULL;
+  const Py_ssize_t sizes[6] = {
+      (Py_ssize_t)n.launches * (Py_ssize_t)sizeof(anvil_launch_t),
+      (Py_ssize_t)n.items * (Py_ssize_t)sizeof(anvil_item_t), (Py_ssize_t)n.item_queries * 4,
+      (Py_ssize_t)n.segments * (Py_ssize_t)sizeof(anvil_segment_t),
+      (Py_ssize_t)(n.requests + 1) * 4, (Py_ssize_t)n.slots * 4};
+  int ok = 1;
+  for (int i = 0; i < 6; i++) ok &= (out[i] = PyBytes_FromStringAndSize(NULL, sizes[i])) != NULL;
+  if (!ok) {
+    for (int i = 0; i < 6; i++) Py_CLEAR(out[i]);
+    return -1;
   }
-  anvil_plan_launches(p, (anvil_launch_t *)PyBytes_AS_STRING(l));
-  anvil_plan_items(p, (anvil_item_t *)PyBytes_AS_STRING(it));
-  anvil_plan_item_queries(p, (int32_t *)PyBytes_AS_STRING(q));
-  anvil_plan_segments(p, (anvil_segment_t *)PyBytes_AS_STRING(sg));
-  anvil_plan_merges(p, (int32_t *)PyBytes_AS_STRING(mo), (int32_t *)PyBytes_AS_STRING(ms));
-  return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:N}", "launches", l, "items", it,
-                       "item_queries", q, "segments", sg, "merge_offsets", mo, "merge_slots",
-                       ms);
+  anvil_plan_launches(p, (anvil_launch_t *)PyBytes_AS_STRING(out[0]));
+  anvil_plan_items(p, (anvil_item_t *)PyBytes_AS_STRING(out[1]));
+  anvil_plan_item_queries(p, (int32_t *)PyBytes_AS_STRING(out[2]));
+  anvil_plan_segments(p, (anvil_segment_t *)PyBytes_AS_STRING(out[3]));
+  anvil_plan_merges(p, (int32_t *)PyBytes_AS_STRING(out[4]), (int32_t *)PyBytes_AS_STRING(out[5]));
+  return 0;
+}
+
+/* The dict is made after the lock is let go: a dict may start the garbage collector, whose
+ * finalizers may call this planner again. */
+static PyObject *Plan_tables(PlanObject *self, PyObject *unused) {
+  (void)unused;
+  const anvil_plan_t *p = plan_enter(self);
+  if (!p) return NULL;
+  PyObject *t[6];
+  int rc = plan_tables(p, t);
+  plan_leave(self);
+  if (rc) return NULL;
+  return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:N}", "launches", t[0], "items", t[1],
+                       "item_queries", t[2], "segments", t[3], "merge_offsets", t[4],
+                       "merge_slots", t[5]);
 }
 
 static PyObject *Plan_get_workload(PlanObject *self, void *c) {
   (void)c;
-  const anvil_plan_t *p = plan_of(self);
+  const anvil_plan_t *p = plan_enter(self);
   if (!p) return NULL;
   /* A reference of its own: a plan file's batch outlives the plan handle. */
   char *text = anvil_workload_to_json(anvil_plan_workload(p));
+  plan_leave(self);
   if (!text) return PyErr_NoMemory();
   anvil_workload_t *w = NULL;
   anvil_error_t err;
@@ -106,22 +148,28 @@ static PyObject *Plan_get_workload(PlanObject *self, void *c) {
   return rc ? anvil_py_raise(&err) : anvil_py_workload_new(w);
 }
 
+/* One of the plan's names (a str runs no Python code as it is made). */
+static PyObject *plan_name(PlanObject *self, const char *(*name)(const anvil_plan_t *)) {
+  const anvil_plan_t *p = plan_enter(self);
+  if (!p) return NULL;
+  PyObject *s = PyUnicode_FromString(name(p));
+  plan_leave(self);
+  return s;
+}
+
 static PyObject *Plan_get_scheduler(PlanObject *self, void *c) {
   (void)c;
-  const anvil_plan_t *p = plan_of(self);
-  return p ? PyUnicode_FromString(anvil_plan_scheduler(p)) : NULL;
+  return plan_name(self, anvil_plan_scheduler);
 }
 
 static PyObject *Plan_get_params(PlanObject *self, void *c) {
   (void)c;
-  const anvil_plan_t *p = plan_of(self);
-  return p ? PyUnicode_FromString(anvil_plan_params(p)) : NULL;
+  return plan_name(self, anvil_plan_params);
 }
 
 static PyObject *Plan_get_launch(PlanObject *self, void *c) {
   (void)c;
-  const anvil_plan_t *p = plan_of(self);
-  return p ? PyUnicode_FromString(anvil_plan_launch(p)) : NULL;
+  return plan_name(self, anvil_plan_launch);
 }
 
 static PyMethodDef Plan_methods[] = {
@@ -206,12 +254,16 @@ static PyObject *Planner_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   int rc = anvil_planner_create(t->t, sched, kv, n, bs, h, &pl, &err);
   PyMem_Free(kv);
   if (rc) return anvil_py_raise(&err);
-  PlannerObject *o = (PlannerObject *)type->tp_alloc(type, 0);
+  PyThread_type_lock lock = PyThread_allocate_lock();
+  PlannerObject *o = lock ? (PlannerObject *)type->tp_alloc(type, 0) : NULL;
   if (!o) {
+    if (lock) PyThread_free_lock(lock);
     anvil_planner_destroy(pl);
-    return NULL;
+    return lock ? NULL : PyErr_NoMemory();
   }
   o->pl = pl;
+  o->lock = lock;
+  o->block_size = bs;
   o->target = (PyObject *)t;
   Py_INCREF(t);
   return (PyObject *)o;
@@ -219,54 +271,61 @@ static PyObject *Planner_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
 
 static void Planner_dealloc(PlannerObject *self) {
   anvil_planner_destroy(self->pl);
+  if (self->lock) PyThread_free_lock(self->lock);
   Py_XDECREF(self->target);
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* step(block_table, kv_lens) -> True when the previous plan was reused. */
+/* step(block_table, kv_lens) -> True when the previous plan was reused. The ids are checked
+ * under the lock with the GIL held, so no thread writes them between the check and the step;
+ * the GIL stays held as well: the planner plans with its target, which other calls share. */
 static PyObject *Planner_step(PlannerObject *self, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 2) {
     PyErr_SetString(PyExc_TypeError, "step(block_table, kv_lens) takes two arrays");
     return NULL;
   }
   Py_buffer tv, kv;
-  if (anvil_py_int_buffer(args[0], &tv, 4, 2, "block_table")) return NULL;
-  if (anvil_py_int_buffer(args[1], &kv, 4, 1, "kv_lens")) {
-    PyBuffer_Release(&tv);
-    return NULL;
-  }
-  int reused = 0, rc = -1;
+  if (anvil_py_block_table(args[0], args[1], &tv, &kv)) return NULL;
+  int reused = 0, rc = 0;
   anvil_error_t err;
-  if (kv.shape[0] != tv.shape[0])
-    PyErr_Format(PyExc_ValueError, "kv_lens has %zd entries but the block table %zd rows",
-                 kv.shape[0], tv.shape[0]);
-  else
-    rc = anvil_planner_step(self->pl, tv.buf, tv.shape[1], kv.buf, (int32_t)tv.shape[0],
-                            &reused, &err);
+  const int32_t *t = tv.buf, *k = kv.buf;
+  planner_lock(self);
+  Py_ssize_t bad = anvil_py_negative_block(t, tv.shape[0], tv.shape[1], k, self->block_size);
+  if (bad < 0)
+    rc = anvil_planner_step(self->pl, t, tv.shape[1], k, (int32_t)tv.shape[0], &reused, &err);
+  planner_unlock(self);
+  if (bad >= 0) anvil_py_negative_block_error(t, tv.shape[1], k, self->block_size, bad);
   PyBuffer_Release(&tv);
   PyBuffer_Release(&kv);
-  if (rc < 0) return NULL;
+  if (bad >= 0) return NULL;
   if (rc) return anvil_py_raise(&err);
   return PyBool_FromLong(reused);
 }
 
 static PyObject *Planner_get_plan(PlannerObject *self, void *c) {
   (void)c;
-  if (!anvil_planner_plan(self->pl)) Py_RETURN_NONE;
+  planner_lock(self);
+  int planned = anvil_planner_plan(self->pl) != NULL;
+  planner_unlock(self);
+  if (!planned) Py_RETURN_NONE;
   return plan_new(NULL, (PyObject *)self);
 }
 
 static PyObject *Planner_get_counts(PlannerObject *self, void *c) {
   (void)c;
   int64_t planned, reused;
+  planner_lock(self);
   anvil_planner_counts(self->pl, &planned, &reused);
+  planner_unlock(self);
   return Py_BuildValue("(LL)", (long long)planned, (long long)reused);
 }
 
 static PyObject *Planner_get_stats(PlannerObject *self, void *c) {
   (void)c;
   anvil_planner_stats_t st;
+  planner_lock(self);
   anvil_planner_stats(self->pl, &st);
+  planner_unlock(self);
   static const char *const kinds[] = {"planned", "replanned", "patched", "reused"};
   return Py_BuildValue("{sLsLsLsLsssd}", "planned", (long long)st.planned, "replanned",
                        (long long)st.replanned, "patched", (long long)st.patched, "reused",
@@ -278,7 +337,10 @@ static PyObject *Planner_set_drift(PlannerObject *self, PyObject *arg) {
   double bound = PyFloat_AsDouble(arg);
   if (bound == -1 && PyErr_Occurred()) return NULL;
   anvil_error_t err;
-  if (anvil_planner_set_drift(self->pl, bound, &err)) return anvil_py_raise(&err);
+  planner_lock(self);
+  int rc = anvil_planner_set_drift(self->pl, bound, &err);
+  planner_unlock(self);
+  if (rc) return anvil_py_raise(&err);
   Py_RETURN_NONE;
 }
 
@@ -317,7 +379,7 @@ static PyObject *py_simulate(PyObject *mod, PyObject *args) {
   if (!PyArg_ParseTuple(args, "O!O!|zpz", &Target_Type, &t, &Plan_Type, &po, &model, &want_tl,
                         &chrome))
     return NULL;
-  const anvil_plan_t *p = plan_of(po);
+  const anvil_plan_t *p = plan_enter(po);
   if (!p) return NULL;
   anvil_sim_result_t r;
   anvil_timeline_t *tl = NULL;
@@ -325,6 +387,7 @@ static PyObject *py_simulate(PyObject *mod, PyObject *args) {
   /* The GIL stays held: a target (its cost model cache) serves one call at a time. */
   int rc = anvil_simulate(t->t, p, model, &r, want_tl || chrome ? &tl : NULL, &err);
   if (!rc && chrome) rc = anvil_timeline_write(tl, p, chrome, &err);
+  plan_leave(po);
   if (rc) {
     anvil_timeline_destroy(tl);
     return anvil_py_raise(&err);
@@ -381,7 +444,7 @@ static PyObject *py_exec(PyObject *mod, PyObject *args) {
   unsigned long long seed = 1;
   int repeats = 20;
   if (!PyArg_ParseTuple(args, "O!|Ki", &Plan_Type, &po, &seed, &repeats)) return NULL;
-  const anvil_plan_t *p = plan_of(po);
+  const anvil_plan_t *p = plan_enter(po);
   if (!p) return NULL;
   anvil_exec_result_t r;
   anvil_error_t err;
@@ -389,6 +452,7 @@ static PyObject *py_exec(PyObject *mod, PyObject *args) {
   Py_BEGIN_ALLOW_THREADS
   rc = anvil_exec(p, seed, repeats, &r, &err);
   Py_END_ALLOW_THREADS
+  plan_leave(po);
   if (rc) return anvil_py_raise(&err);
   return Py_BuildValue("{s:d,s:d,s:d,s:O,s:d,s:O}", "median_us", r.median_us, "min_us",
                        r.min_us, "max_us", r.max_us, "verified", r.verified ? Py_True : Py_False,
