@@ -118,7 +118,7 @@ static int spawn_shard(const av_vdevices_t *d, int k, const char *dir, const cha
   argv[n++] = shard;
   argv[n++] = "--out";
   argv[n++] = sdir;
-  posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
   int e = posix_spawn(pid, "/proc/self/exe", &fa, NULL, (char *const *)argv, env);
   posix_spawn_file_actions_destroy(&fa);
