@@ -154,15 +154,21 @@ static int grow_leaves(anvil_planner_t *pl, const int32_t *tokens) {
   return 1;
 }
 
-/* The plan's estimate (us), the KV tokens it reads and the forest's unique KV tokens. */
-static int estimate(anvil_planner_t *pl, int refit, double *time_us, double *read,
+/* How estimate() brings the items' fits up to date. */
+enum { FIT_KEEP, FIT_ALL, FIT_CARRY };
+
+/* The plan's estimate (us), the KV tokens it reads and the forest's unique KV tokens; the
+ * items' fits kept (only leaves grew), all made anew, or carried through a patch. */
+static int estimate(anvil_planner_t *pl, int fit, double *time_us, double *read,
                     double *unique) {
   const av_plan_t *p = pl->plan->p;
   const av_workload_t *w = pl->w->w;
   av_costmodel_t *cost;
   av_error_t e;
-  if (refit && (av__api_target_cost(pl->t, &w->heads, &cost, &e) ||
-                av__est_fit(&pl->est, p, cost)))
+  if (fit != FIT_KEEP &&
+      (av__api_target_cost(pl->t, &w->heads, &cost, &e) ||
+       (fit == FIT_ALL ? av__est_fit(&pl->est, p, cost)
+                       : av__est_carry(&pl->est, p, pl->pbuf.src, cost))))
     return -1;
   int64_t u = 0;
   for (int32_t k = 0; k < w->n_nodes; k++) u += w->nodes[k].kv_len_tokens;
@@ -175,7 +181,7 @@ static int estimate(anvil_planner_t *pl, int refit, double *time_us, double *rea
 static void fresh_reference(anvil_planner_t *pl) {
   double t, r, u;
   if (av__plan_buf_adopt(&pl->pbuf, pl->plan->p)) pl->d.ok = 0; /* patch no more */
-  int bad = estimate(pl, 1, &t, &r, &u) || r <= 0 || u <= 0;
+  int bad = estimate(pl, FIT_ALL, &t, &r, &u) || r <= 0 || u <= 0;
   pl->per_read = bad ? 0 : t / r;
   pl->per_unique = bad ? 0 : r / u;
 }
@@ -244,13 +250,14 @@ static int patch(anvil_planner_t *pl, const int32_t *table, int64_t stride,
   const av__changes_t *ch = &d->ch;
   int events = ch->n_fin + ch->n_arr > 0;
   if (av__delta_claim(d, w, table, stride, tokens) || av__delta_maps(d, w, tokens)) return 1;
-  if (events ? av__plan_patch(p, w, ch, &pl->pbuf) : (av__plan_grow(p, ch->old_len, ch->new_len), 0))
+  if (events ? av__plan_patch(p, w, ch, &pl->est, &pl->pbuf)
+             : (av__plan_grow(p, ch->old_len, ch->new_len), 0))
     return 1;
   if (av__delta_apply(d, w, table, stride, tokens)) return 1;
   pl->plan->hash_stale = 1;
   pl->n_requests = n;
   double t, r, u;
-  if (estimate(pl, events, &t, &r, &u)) return 1;
+  if (estimate(pl, events ? FIT_CARRY : FIT_KEEP, &t, &r, &u)) return 1;
   pl->stats.last_estimate_us = t;
   if (drifted(pl, t, r, u)) {
     pl->stats.last = ANVIL_STEP_REPLANNED;
@@ -317,6 +324,6 @@ int anvil_planner_set_drift(anvil_planner_t *pl, double bound, anvil_error_t *er
 
 double anvil_planner_estimate_us(anvil_planner_t *pl) {
   double t, r, u;
-  if (!pl->plan || estimate(pl, 1, &t, &r, &u)) return -1;
+  if (!pl->plan || estimate(pl, FIT_ALL, &t, &r, &u)) return -1;
   return t;
 }
