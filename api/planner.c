@@ -10,15 +10,13 @@
 #include <string.h>
 
 #include "api/api_internal.h"
+#include "api/plan_choice.h"
 #include "api/plan_patch.h"
 #include "api/plan_reuse.h"
 #include "schedulers/scheduler.h"
 
 int av__api_scheduler(const char *scheduler, const char *const *params, int n_params,
                       const av_scheduler_ops_t **ops, av_params_t *p, av_error_t *e);
-int av__api_plan_make(anvil_target_t *t, const av_workload_t *w,
-                      const av_scheduler_ops_t *ops, const av_params_t *params,
-                      av_plan_t **out, av_error_t *e);
 
 struct anvil_planner {
   anvil_target_t *t;
@@ -40,6 +38,7 @@ struct anvil_planner {
   av__delta_t d;         /* the index patching reads the table against */
   av__plan_buf_t pbuf;   /* the plan's second set of arrays */
   av__est_t est;
+  av__choice_t choice;   /* auto's last choice */
   double drift;          /* the bound on both ratios below, relative to the fresh plan's */
   double per_read;       /* the fresh plan's estimate per KV token it reads (balance) */
   double per_unique;     /* the fresh plan's KV tokens read per unique KV token (re-reads) */
@@ -80,6 +79,7 @@ void anvil_planner_destroy(anvil_planner_t *pl) {
   av__delta_free(&pl->d);
   av__plan_buf_free(&pl->pbuf);
   av__est_free(&pl->est);
+  av__choice_free(&pl->choice);
   free(pl);
 }
 
@@ -198,7 +198,7 @@ static int plan_anew(anvil_planner_t *pl, const int32_t *table, int64_t stride,
   av_plan_t *p = NULL;
   int rc = av__api_block_table(table, stride, tokens, n, pl->block_size, &pl->heads, &pl->buf,
                                &w, e);
-  if (!rc) rc = av__api_plan_make(pl->t, w, pl->ops, &pl->sp, &p, e);
+  if (!rc) rc = av__choice_plan(&pl->choice, pl->t, w, pl->ops, &pl->sp, 1, &p, e);
   anvil_workload_t *wh = rc ? NULL : av__api_workload_wrap(w);
   anvil_plan_t *ph = wh ? av__api_plan_wrap(p, wh) : NULL;
   if (!rc && !ph) rc = av_error_set(e, AV_ERR_NOMEM, NULL, NULL, "out of memory");
@@ -228,7 +228,7 @@ static int plan_anew(anvil_planner_t *pl, const int32_t *table, int64_t stride,
 /* The drift rule's fresh plan: the kept forest (already the step's) planned anew. */
 static int replan_forest(anvil_planner_t *pl, av_error_t *e) {
   av_plan_t *p = NULL;
-  int rc = av__api_plan_make(pl->t, pl->w->w, pl->ops, &pl->sp, &p, e);
+  int rc = av__choice_plan(&pl->choice, pl->t, pl->w->w, pl->ops, &pl->sp, 0, &p, e);
   if (rc) return rc;
   av__plan_buf_reclaim(&pl->pbuf, pl->plan->p);
   av_plan_destroy(pl->plan->p);
@@ -309,6 +309,7 @@ void anvil_planner_counts(const anvil_planner_t *pl, int64_t *planned, int64_t *
 
 void anvil_planner_stats(const anvil_planner_t *pl, anvil_planner_stats_t *out) {
   *out = pl->stats;
+  out->races = pl->choice.races;
 }
 
 int anvil_planner_set_drift(anvil_planner_t *pl, double bound, anvil_error_t *err) {
