@@ -185,7 +185,7 @@ static const char *const scheds[] = {"profit_pack", "greedy_division", "streamk_
  * and in KV tokens read per unique token; a fresh plan of today's batch may do better than
  * that by a margin. query_centric, whose fresh plans change regime (split-K or not) with the
  * batch, is held to exactness only (docs/schedulers.md#per-step-planning). */
-#define FRESH_RATIO_MAX 1.25
+#define FRESH_RATIO_MAX 1.20
 
 START_TEST(test_random_steps_stay_exact) {
   const char *sched = scheds[_i];
