@@ -56,8 +56,10 @@ def decode_loop_targets(ctx):
                                                  _names(miss_med), _names(miss_p99),
                                                  _names(miss_kept))]
     if auto:
-        out.append("`auto` after its first step: longest step %s µs; its first step (the race "
-                   "over every candidate, a fresh batch) %s µs." % (
+        out.append("`auto` rows past %.0f µs p99: %s. After its first step its longest step is "
+                   "%s µs; the first (the race over every candidate, on a batch built from the "
+                   "table) %s µs." % (
+                       AUTO_US, _names([r for r in auto if r["cpu_p99_us"] > AUTO_US]),
                        " / ".join("%.0f" % r["cpu_max_rest_us"] for r in auto),
                        " / ".join("%.0f" % r["cpu_first_us"] for r in auto)))
     return "\n".join(out) + "\n"
