@@ -3,11 +3,16 @@
  * queries and slots go (and its items with them); an arrival joins the items that read its
  * parent's path where the tile has a free row, or gets a copy of them, and its leaf is read
  * by a copy of its sibling's first item over the sibling's leaf; grown leaves extend the
- * segments that ended at their old ends. Also the drift rule's cheap estimate. */
+ * segments that ended at their old ends. An arrival's copy in a persistent launch joins the
+ * queue of least estimated time. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/plan_patch.h"
+
+/* Most pieces an arrival's leaf is cut into. */
+#define AV__MAX_LEAF_PIECES 16
 
 void av__plan_buf_free(av__plan_buf_t *b) {
   free(b->items);
@@ -20,6 +25,10 @@ void av__plan_buf_free(av__plan_buf_t *b) {
   free(b->list);
   free(b->qpos);
   free(b->smap);
+  free(b->cur);
+  free(b->src);
+  free(b->load);
+  free(b->route);
   free(b->items2);
   free(b->iq2);
   free(b->slot_req2);
@@ -40,8 +49,13 @@ typedef struct pass {
   const av_workload_t *w0;
   const av__changes_t *ch;
   av__plan_buf_t *b;
+  const av__est_t *est;        /* NULL: copies stay on their source's queue */
+  int32_t *lbase;              /* per launch: its first CTA's place in b->load */
   int32_t *head, *next, *done; /* arrivals by sibling; whether its leaf is placed */
   int32_t *clone_a, *clone_leafy, n_clone;
+  /* Per old item: queries it keeps plus arrivals that join it, and its lists of joining and
+   * copying arrivals (entries: arrival, leafy, next). */
+  int32_t *fill, *jhead, *chead, *pool, n_pool;
   int32_t n_items, n_iq, n_segs, n_slots;
   int g;
 } pass_t;
@@ -49,28 +63,42 @@ typedef struct pass {
 static int reserve_pass(pass_t *x) {
   const av_plan_t *p = x->p;
   av__plan_buf_t *b = x->b;
-  size_t na = (size_t)x->ch->n_arr, ni = (size_t)p->n_items;
-  size_t items = ni + na * ni, slots = (size_t)p->n_slots + na * ni;
-  if (av__reserve(&b->items, &b->cap_items, items, sizeof *b->items) ||
-      av__reserve(&b->iq, &b->cap_iq, (size_t)p->n_item_queries + na * ni, sizeof *b->iq) ||
-      av__reserve(&b->segs, &b->cap_segs, (size_t)p->n_segments * (1 + na) + na,
-                  sizeof *b->segs) ||
-      av__reserve(&b->slot_req, &b->cap_slots, slots, sizeof *b->slot_req) ||
-      av__reserve(&b->moff, &b->cap_moff, (size_t)x->ch->n_new + 1, sizeof *b->moff) ||
-      av__reserve(&b->mslots, &b->cap_mslots, slots, sizeof *b->mslots) ||
-      av__reserve(&b->maxo, &b->cap_maxo, (size_t)p->n_launches, sizeof *b->maxo) ||
+  size_t na = (size_t)x->ch->n_arr;
+  /* The new items, segments and queries are reserved as they are written (room()). */
+  if (av__reserve(&b->moff, &b->cap_moff, (size_t)x->ch->n_new + 1, sizeof *b->moff) ||
+      av__reserve(&b->maxo, &b->cap_maxo, 2 * (size_t)p->n_launches + 1, sizeof *b->maxo) ||
+      av__reserve(&b->cur, &b->cap_cur, (size_t)x->ch->n_new + 1, sizeof *b->cur) ||
       av__reserve(&b->list, &b->cap_list, (size_t)x->ch->n_old + 5 * na, sizeof *b->list) ||
       av__reserve(&b->smap, &b->cap_smap, (size_t)p->n_slots + 1, sizeof *b->smap))
     return -1;
   int32_t qmax = 0;
   for (int32_t i = 0; i < p->n_items; i++) qmax = p->items[i].n_q > qmax ? p->items[i].n_q : qmax;
   if (av__reserve(&b->qpos, &b->cap_qpos, 2 * ((size_t)qmax + na), sizeof *b->qpos)) return -1;
+  x->lbase = b->maxo + p->n_launches;
+  int32_t units = 0;
+  for (int32_t l = 0; l < p->n_launches; l++) {
+    x->lbase[l] = units;
+    units += p->launches[l].persistent_ctas;
+  }
+  if (av__reserve(&b->load, &b->cap_load, (size_t)units + 1, sizeof *b->load)) return -1;
   x->head = b->list;
   x->next = x->head + x->ch->n_old;
   x->done = x->next + na;
   x->clone_a = x->done + na;
   x->clone_leafy = x->clone_a + na;
   return 0;
+}
+
+/* Room for one more item of nq queries and n_seg more segments: the pass grows the new
+ * arrays as it writes them, so they reach the size the batch needs and stay there. */
+static int room(pass_t *x, int32_t n_seg, int32_t nq) {
+  av__plan_buf_t *b = x->b;
+  size_t ni = (size_t)x->n_items + 1;
+  return av__reserve(&b->items, &b->cap_items, ni, sizeof *b->items) ||
+         av__reserve(&b->src, &b->cap_src, ni, sizeof *b->src) ||
+         av__reserve(&b->segs, &b->cap_segs, (size_t)(x->n_segs + n_seg), sizeof *b->segs) ||
+         av__reserve(&b->iq, &b->cap_iq, (size_t)(x->n_iq + nq), sizeof *b->iq) ||
+         av__reserve(&b->slot_req, &b->cap_slots, (size_t)(x->n_slots + nq), sizeof *b->slot_req);
 }
 
 /* Segments of old item `it` (its sibling's leaf `skip` left out, unless -1) renumbered into
@@ -90,6 +118,8 @@ static int32_t copy_segments(pass_t *x, const av_item_t *it, int32_t skip) {
   return n;
 }
 
+/* Appends a copy of `it` over queries qs (pairs: new request, old slot or -1) and the n_seg
+ * segments just written; order >= 0 replaces its queue position. */
 static void emit(pass_t *x, const av_item_t *it, const int32_t *qs, int32_t nq, int32_t n_seg,
                  int32_t order) {
   av_item_t o = *it;
@@ -99,6 +129,7 @@ static void emit(pass_t *x, const av_item_t *it, const int32_t *qs, int32_t nq, 
   o.n_seg = n_seg;
   o.slot_begin = it->output == AV_OUT_PARTIAL ? x->n_slots : -1;
   if (order >= 0) o.order = order;
+  x->b->src[x->n_items] = -1;
   x->b->items[x->n_items++] = o;
   x->n_segs += n_seg;
   for (int32_t k = 0; k < nq; k++) {
@@ -109,11 +140,116 @@ static void emit(pass_t *x, const av_item_t *it, const int32_t *qs, int32_t nq, 
   }
 }
 
-/* Item i's surviving queries (new index, old slot) with the arrivals that join it, sorted;
- * the arrivals that need a copy of it go to x->clone_*. Returns the count, or -1. */
-static int32_t gather(pass_t *x, const av_item_t *it) {
+/* Does item `it` read its query q's leaf? */
+static int reads_leaf(const pass_t *x, const av_item_t *it, int32_t q) {
+  int32_t leaf = x->w0->request_node[q];
+  for (int32_t s = 0; s < it->n_seg; s++)
+    if (x->p->segments[it->seg_begin + s].node == leaf) return 1;
+  return 0;
+}
+
+static int has_room(const pass_t *x, int32_t i) {
+  return (x->fill[i] + 1) * x->g <= x->p->launches[x->p->items[i].launch].tile.m_rows;
+}
+
+/* An item with a free row that reads exactly the segments of item i (a partial over the same
+ * shared path), or -1. */
+static int32_t same_reads(const pass_t *x, int32_t i) {
+  const av_plan_t *p = x->p;
+  const av_item_t *it = &p->items[i];
+  const av_segment_t *si = &p->segments[it->seg_begin];
+  for (int32_t j = 0; j < p->n_items; j++) {
+    const av_item_t *jt = &p->items[j];
+    if (j == i || jt->launch != it->launch || jt->n_seg != it->n_seg ||
+        jt->output != AV_OUT_PARTIAL || !has_room(x, j))
+      continue;
+    const av_segment_t *sj = &p->segments[jt->seg_begin];
+    int32_t k = 0;
+    while (k < it->n_seg && sj[k].node == si[k].node && sj[k].begin == si[k].begin &&
+           sj[k].end == si[k].end)
+      k++;
+    if (k == it->n_seg) return j;
+  }
+  return -1;
+}
+
+static void push(pass_t *x, int32_t *head, int32_t a, int32_t leafy) {
+  int32_t *e = x->pool + 3 * x->n_pool;
+  e[0] = a;
+  e[1] = leafy;
+  e[2] = *head;
+  *head = x->n_pool++;
+}
+
+/* Each persistent queue's estimated time over the items that keep a query (x->fill). */
+static void queue_loads(pass_t *x) {
+  const av_plan_t *p = x->p;
+  for (int32_t l = 0; l < p->n_launches; l++)
+    for (int32_t c = 0; c < p->launches[l].persistent_ctas; c++) x->b->load[x->lbase[l] + c] = 0;
+  if (!x->est) return;
+  for (int32_t i = 0; i < p->n_items; i++) {
+    const av_item_t *it = &p->items[i];
+    if (p->launches[it->launch].persistent_ctas > 0 && x->fill[i] > 0)
+      x->b->load[x->lbase[it->launch] + it->cta] +=
+          x->est->a[i] + x->est->b[i] * (double)av__item_tokens(p, it);
+  }
+}
+
+/* Where each arrival's share of its sibling's items goes, decided before the pass so that an
+ * arrival may join an item before or after its sibling's: an item over the parent's path
+ * takes it where the tile has a free row, or else another item that reads the same segments
+ * does (a request that finished left a free row there); otherwise, and for the sibling's
+ * leaf, the arrival gets a copy. -1: a final item over a shared path (not patchable). */
+static int route(pass_t *x) {
+  const av_plan_t *p = x->p;
   const av__changes_t *ch = x->ch;
-  int32_t *qs = x->b->qpos, nq = 0, rows = x->p->launches[it->launch].tile.m_rows;
+  int32_t ni = p->n_items, n_pool = 0;
+  for (int32_t i = 0; i < ni; i++)
+    for (int32_t k = 0; k < p->items[i].n_q; k++)
+      for (int32_t a = x->head[p->item_queries[p->items[i].q_begin + k]]; a >= 0; a = x->next[a])
+        n_pool++;
+  if (av__reserve(&x->b->route, &x->b->cap_route, 3 * (size_t)ni + 3 * (size_t)n_pool + 1,
+                  sizeof *x->b->route))
+    return -1;
+  x->fill = x->b->route;
+  x->jhead = x->fill + ni;
+  x->chead = x->jhead + ni;
+  x->pool = x->chead + ni;
+  x->n_pool = 0;
+  for (int32_t i = 0; i < ni; i++) {
+    const av_item_t *it = &p->items[i];
+    x->jhead[i] = x->chead[i] = -1;
+    x->fill[i] = 0;
+    for (int32_t k = 0; k < it->n_q; k++) x->fill[i] += ch->new_of[p->item_queries[it->q_begin + k]] >= 0;
+  }
+  queue_loads(x);
+  for (int32_t i = 0; i < ni; i++) {
+    const av_item_t *it = &p->items[i];
+    for (int32_t k = 0; k < it->n_q; k++) {
+      int32_t q = p->item_queries[it->q_begin + k];
+      if (x->head[q] < 0) continue;
+      int32_t leafy = reads_leaf(x, it, q);
+      if (!leafy && it->output != AV_OUT_PARTIAL) return -1;
+      for (int32_t a = x->head[q]; a >= 0; a = x->next[a]) {
+        int32_t j = leafy ? -1 : has_room(x, i) ? i : same_reads(x, i);
+        if (j < 0) {
+          push(x, &x->chead[i], a, leafy);
+          continue;
+        }
+        push(x, &x->jhead[j], a, 0);
+        x->fill[j]++;
+      }
+    }
+  }
+  return 0;
+}
+
+/* Item i's surviving queries (new index, old slot) with the arrivals that join it, sorted;
+ * the arrivals that need a copy of it go to x->clone_*. Returns the count. */
+static int32_t gather(pass_t *x, int32_t i) {
+  const av__changes_t *ch = x->ch;
+  const av_item_t *it = &x->p->items[i];
+  int32_t *qs = x->b->qpos, nq = 0;
   x->n_clone = 0;
   for (int32_t k = 0; k < it->n_q; k++) {
     int32_t q = x->p->item_queries[it->q_begin + k];
@@ -121,20 +257,13 @@ static int32_t gather(pass_t *x, const av_item_t *it) {
     qs[2 * nq] = ch->new_of[q];
     qs[2 * nq++ + 1] = it->output == AV_OUT_PARTIAL ? it->slot_begin + k : -1;
   }
-  for (int32_t k = 0; k < it->n_q; k++) {
-    int32_t q = x->p->item_queries[it->q_begin + k], leafy = 0, leaf = x->w0->request_node[q];
-    if (x->head[q] < 0) continue;
-    for (int32_t s = 0; s < it->n_seg; s++) leafy |= x->p->segments[it->seg_begin + s].node == leaf;
-    if (!leafy && it->output != AV_OUT_PARTIAL) return -1;
-    for (int32_t a = x->head[q]; a >= 0; a = x->next[a]) {
-      if (!leafy && (nq + 1) * x->g <= rows) {
-        qs[2 * nq] = ch->arr_row[a];
-        qs[2 * nq++ + 1] = -1;
-        continue;
-      }
-      x->clone_a[x->n_clone] = a;
-      x->clone_leafy[x->n_clone++] = leafy;
-    }
+  for (int32_t e = x->jhead[i]; e >= 0; e = x->pool[3 * e + 2]) {
+    qs[2 * nq] = ch->arr_row[x->pool[3 * e]];
+    qs[2 * nq++ + 1] = -1;
+  }
+  for (int32_t e = x->chead[i]; e >= 0; e = x->pool[3 * e + 2]) {
+    x->clone_a[x->n_clone] = x->pool[3 * e];
+    x->clone_leafy[x->n_clone++] = x->pool[3 * e + 1];
   }
   for (int32_t k = 1; k < nq; k++) /* insertion sort by new request */
     for (int32_t m = k; m > 0 && qs[2 * m - 2] > qs[2 * m]; m--) {
@@ -147,21 +276,87 @@ static int32_t gather(pass_t *x, const av_item_t *it) {
   return nq;
 }
 
-static int clones(pass_t *x, const av_item_t *it, int32_t sib_leaf) {
-  const av__changes_t *ch = x->ch;
-  for (int32_t c = 0; c < x->n_clone; c++) {
-    int32_t a = x->clone_a[c], pair[2] = {ch->arr_row[a], -1};
-    int32_t n = copy_segments(x, it, sib_leaf);
-    if (n < 0) return -1;
-    if (x->clone_leafy[c] && !x->done[a]) {
-      int32_t v = ch->arr_leaf[a];
-      x->b->segs[x->n_segs + n++] = (av_segment_t){.node = v, .begin = 0, .end = ch->new_len[v]};
-      x->done[a] = 1;
-    }
-    if (n == 0) continue;
-    int32_t order = x->p->launches[it->launch].persistent_ctas > 0 ? ++x->b->maxo[it->launch] : -1;
-    emit(x, it, pair, 1, n, order);
+/* The queue of least estimated time in `it`'s persistent launch, charged with a copy of `it`
+ * over kv tokens (its own queue when there is no estimate or the launch is not persistent). */
+static int32_t least_loaded(pass_t *x, const av_item_t *it, int32_t i, int64_t kv) {
+  int32_t n = x->p->launches[it->launch].persistent_ctas, best = it->cta;
+  if (n <= 0 || !x->est) return best;
+  double *load = x->b->load + x->lbase[it->launch];
+  for (int32_t c = 0; c < n; c++)
+    if (load[c] < load[best]) best = c;
+  load[best] += x->est->a[i] + x->est->b[i] * (double)kv;
+  return best;
+}
+
+static int64_t written_tokens(const pass_t *x, int32_t n) {
+  int64_t kv = 0;
+  for (int32_t k = 0; k < n; k++) kv += x->b->segs[x->n_segs + k].end - x->b->segs[x->n_segs + k].begin;
+  return kv;
+}
+
+/* Appends the copy of item i for arrival a over the n segments just written (final only
+ * when i is and the copy is whole), on the queue of least estimated time. */
+static void place(pass_t *x, int32_t i, int32_t a, int32_t n, int whole) {
+  const av_item_t *src = &x->p->items[i];
+  av_item_t it = *src;
+  int32_t pair[2] = {x->ch->arr_row[a], -1};
+  if (!whole) it.output = AV_OUT_PARTIAL;
+  int32_t order = x->p->launches[it.launch].persistent_ctas > 0 ? ++x->b->maxo[it.launch] : -1;
+  it.cta = least_loaded(x, &it, i, written_tokens(x, n));
+  emit(x, &it, pair, 1, n, order);
+  x->b->src[x->n_items - 1] = src->n_q == 1 && it.output == src->output ? i : -1;
+}
+
+/* The most KV tokens of an arrival's leaf that a copy of item i, already reading kv0 tokens,
+ * may take so that its estimated time stays within the plan's (est->time_us): a long new
+ * leaf is divided, as its scheduler would have divided it, rather than becoming the plan's
+ * longest CTA; in a persistent launch, within the room the least-loaded queue has left. */
+static int64_t fit_tokens(const pass_t *x, int32_t i, int64_t kv0) {
+  const av__est_t *e = x->est;
+  if (!e || e->time_us <= 0 || e->b[i] <= 0) return INT64_MAX;
+  const av_item_t *it = &x->p->items[i];
+  double cap = e->time_us, low = -1;
+  int32_t n = x->p->launches[it->launch].persistent_ctas;
+  for (int32_t c = 0; c < n; c++) {
+    double l = x->b->load[x->lbase[it->launch] + c];
+    low = low < 0 || l < low ? l : low;
   }
+  if (low > 0) cap -= low;
+  double tok = (cap - e->a[i]) / e->b[i] - (double)kv0;
+  return tok > 0 ? (int64_t)tok : 0;
+}
+
+/* Copies of item i for arrival a: its segments (the sibling's leaf left out) and, once, the
+ * arrival's leaf, in pieces that fit the plan's time (fit_tokens; at most
+ * AV__MAX_LEAF_PIECES, none shorter than 1/AV__MAX_LEAF_PIECES of the leaf). */
+static int copy_for(pass_t *x, int32_t i, int32_t a, int leafy, int32_t sib_leaf) {
+  const av__changes_t *ch = x->ch;
+  if (room(x, x->p->items[i].n_seg + 1, 1)) return -1;
+  int32_t n = copy_segments(x, &x->p->items[i], sib_leaf);
+  if (n < 0) return -1;
+  if (!leafy || x->done[a]) {
+    if (n > 0) place(x, i, a, n, 1);
+    return 0;
+  }
+  int32_t v = ch->arr_leaf[a];
+  int64_t len = ch->new_len[v], at = 0, least = (len + AV__MAX_LEAF_PIECES - 1) / AV__MAX_LEAF_PIECES;
+  for (int32_t k = 0; at < len; k++) {
+    if (k > 0 && room(x, 1, 1)) return -1;
+    if (k > 0) n = 0;
+    int64_t take = len - at, fit = k + 1 < AV__MAX_LEAF_PIECES ? fit_tokens(x, i, written_tokens(x, n)) : take;
+    if (fit < take) take = fit > least ? fit : least;
+    if (take > len - at) take = len - at;
+    x->b->segs[x->n_segs + n++] = (av_segment_t){.node = v, .begin = at, .end = at + take};
+    at += take;
+    place(x, i, a, n, k == 0 && at == len);
+  }
+  x->done[a] = 1;
+  return 0;
+}
+
+static int clones(pass_t *x, int32_t i, int32_t sib_leaf) {
+  for (int32_t c = 0; c < x->n_clone; c++)
+    if (copy_for(x, i, x->clone_a[c], x->clone_leafy[c], sib_leaf)) return -1;
   return 0;
 }
 
@@ -171,41 +366,44 @@ static int items_pass(pass_t *x) {
   for (int32_t i = 0; i < p->n_items; i++)
     if (p->items[i].order > x->b->maxo[p->items[i].launch])
       x->b->maxo[p->items[i].launch] = p->items[i].order;
+  if (route(x)) return -1;
   for (int32_t i = 0; i < p->n_items; i++) {
     const av_item_t *it = &p->items[i];
-    int32_t nq = gather(x, it);
-    if (nq < 0) return -1;
+    int32_t nq = gather(x, i);
     if (nq > 0) {
+      if (room(x, it->n_seg, nq)) return -1;
       int32_t n = copy_segments(x, it, -1);
       if (n < 0) return -1;
       emit(x, it, x->b->qpos, nq, n, -1);
+      if (nq == it->n_q) x->b->src[x->n_items - 1] = i;
     }
     /* Copies: of an item of one query, that query is their sibling. */
     int32_t sib_leaf = it->n_q == 1 ? x->w0->request_node[p->item_queries[it->q_begin]] : -1;
-    if (x->n_clone && clones(x, it, sib_leaf)) return -1;
+    if (x->n_clone && clones(x, i, sib_leaf)) return -1;
   }
   return 0;
 }
 
-/* Merge lists: the default (slot order) when the plan had it, else the kept requests' old
- * order renumbered and the arrivals' slots in order. */
+/* Merge lists: the kept requests' old order renumbered when the plan had explicit lists,
+ * else (and for arrivals) slot order, filled in one pass over the slots. */
 static void merges(pass_t *x) {
   const av_plan_t *p = x->p;
   const av__changes_t *ch = x->ch;
-  int32_t n = ch->n_new, *off = x->b->moff, *sl = x->b->mslots;
+  int32_t n = ch->n_new, *off = x->b->moff, *sl = x->b->mslots, *cur = x->b->cur;
   for (int32_t j = 0; j <= n; j++) off[j] = 0;
   for (int32_t s = 0; s < x->n_slots; s++) off[x->b->slot_req[s] + 1]++;
   for (int32_t j = 0; j < n; j++) off[j + 1] += off[j];
   for (int32_t j = 0; j < n; j++) {
-    int32_t i = ch->old_of[j], at = off[j];
-    if (p->merge_explicit && i >= 0) {
-      for (int32_t k = p->merge_offsets[i]; k < p->merge_offsets[i + 1]; k++)
-        sl[at++] = x->b->smap[p->merge_slots[k]];
-      continue;
-    }
-    if (off[j + 1] == at) continue;
-    for (int32_t s = 0; s < x->n_slots; s++)
-      if (x->b->slot_req[s] == j) sl[at++] = s;
+    int32_t i = ch->old_of[j];
+    cur[j] = off[j];
+    if (!p->merge_explicit || i < 0) continue;
+    for (int32_t k = p->merge_offsets[i]; k < p->merge_offsets[i + 1]; k++)
+      sl[cur[j]++] = x->b->smap[p->merge_slots[k]];
+    cur[j] = -1; /* filled */
+  }
+  for (int32_t s = 0; s < x->n_slots; s++) {
+    int32_t j = x->b->slot_req[s];
+    if (cur[j] >= 0) sl[cur[j]++] = s;
   }
 }
 
@@ -305,8 +503,8 @@ int av__plan_buf_adopt(av__plan_buf_t *b, av_plan_t *p) {
 }
 
 int av__plan_patch(av_plan_t *p, const av_workload_t *w0, const av__changes_t *ch,
-                   av__plan_buf_t *b) {
-  pass_t x = {.p = p, .w0 = w0, .ch = ch, .b = b, .g = av_heads_group(&p->heads)};
+                   const av__est_t *est, av__plan_buf_t *b) {
+  pass_t x = {.p = p, .w0 = w0, .ch = ch, .b = b, .est = est, .g = av_heads_group(&p->heads)};
   if (!p->merge_offsets || reserve_pass(&x)) return -1;
   for (int32_t q = 0; q < ch->n_old; q++) x.head[q] = -1;
   for (int32_t a = ch->n_arr - 1; a >= 0; a--) {
@@ -314,76 +512,12 @@ int av__plan_patch(av_plan_t *p, const av_workload_t *w0, const av__changes_t *c
     x.head[ch->arr_sib[a]] = a;
     x.done[a] = 0;
   }
-  if (items_pass(&x)) return -1;
+  if (items_pass(&x) ||
+      av__reserve(&b->mslots, &b->cap_mslots, (size_t)x.n_slots + 1, sizeof *b->mslots))
+    return -1;
   for (int32_t a = 0; a < ch->n_arr; a++)
     if (!x.done[a]) return -1;
   merges(&x);
   install(&x);
-  return 0;
-}
-
-/* --- the drift rule's estimate --------------------------------------------------------- */
-void av__est_free(av__est_t *e) {
-  free(e->a);
-  free(e->b);
-  free(e->unit);
-}
-
-static int64_t item_tokens(const av_plan_t *p, const av_item_t *it) {
-  int64_t t = 0;
-  for (int32_t k = 0; k < it->n_seg; k++)
-    t += p->segments[it->seg_begin + k].end - p->segments[it->seg_begin + k].begin;
-  return t;
-}
-
-int av__est_fit(av__est_t *e, const av_plan_t *p, const av_costmodel_t *cost) {
-  size_t cap = e->cap_items;
-  if (av__reserve(&e->a, &cap, (size_t)p->n_items, sizeof *e->a)) return -1;
-  cap = e->cap_items;
-  if (av__reserve(&e->b, &cap, (size_t)p->n_items, sizeof *e->b)) return -1;
-  e->cap_items = cap;
-  int g = av_heads_group(&p->heads);
-  for (int32_t i = 0; i < p->n_items; i++) {
-    const av_item_t *it = &p->items[i];
-    av_cost_query_t q = {.n_q = it->n_q, .rows = it->n_q * g, .kv_tokens = item_tokens(p, it),
-                         .tile = p->launches[it->launch].tile, .output = it->output};
-    av_item_cost_t c0, c1;
-    av_costmodel_estimate(cost, &q, &c0);
-    q.kv_tokens += 1024;
-    av_costmodel_estimate(cost, &q, &c1);
-    e->b[i] = (c1.time_us - c0.time_us) / 1024.0;
-    e->a[i] = c0.time_us - e->b[i] * (double)(q.kv_tokens - 1024);
-  }
-  return 0;
-}
-
-int av__est_time(av__est_t *e, const av_plan_t *p, int sm_count, double *time_us,
-                 double *tokens_read) {
-  size_t n_units = 0;
-  for (int32_t l = 0; l < p->n_launches; l++) n_units += (size_t)p->launches[l].persistent_ctas;
-  if (av__reserve(&e->unit, &e->cap_unit, n_units + (size_t)p->n_launches, sizeof *e->unit))
-    return -1;
-  double *base = e->unit + n_units, sum = 0, top = 0, read = 0;
-  size_t at = 0;
-  for (int32_t l = 0; l < p->n_launches; l++) {
-    base[l] = (double)at;
-    at += (size_t)p->launches[l].persistent_ctas;
-  }
-  for (size_t k = 0; k < n_units; k++) e->unit[k] = 0;
-  for (int32_t i = 0; i < p->n_items; i++) {
-    const av_item_t *it = &p->items[i];
-    double kv = (double)item_tokens(p, it), t = e->a[i] + e->b[i] * kv;
-    read += kv;
-    sum += t;
-    if (p->launches[it->launch].persistent_ctas > 0) {
-      double *u = &e->unit[(size_t)base[it->launch] + (size_t)it->cta];
-      *u += t;
-      t = *u;
-    }
-    top = t > top ? t : top;
-  }
-  double spread = sum / (sm_count > 0 ? sm_count : 1);
-  *time_us = top > spread ? top : spread;
-  if (tokens_read) *tokens_read = read;
   return 0;
 }

@@ -92,9 +92,12 @@ typedef struct av__plan_buf {
   av_item_t *items;
   int32_t *iq, *slot_req, *moff, *mslots;
   av_segment_t *segs;
-  int32_t *maxo, *list, *qpos, *smap;
+  int32_t *maxo, *list, *qpos, *smap, *cur;
+  int32_t *src;          /* per new item: the old item whose estimate it keeps, or -1 */
+  double *load;          /* per persistent CTA: its queue's estimated time */
+  int32_t *route;        /* where arrivals join or copy items (plan_patch.c) */
   size_t cap_items, cap_iq, cap_slots, cap_moff, cap_mslots, cap_segs, cap_maxo, cap_list,
-      cap_qpos, cap_smap;
+      cap_qpos, cap_smap, cap_cur, cap_src, cap_load, cap_route;
   size_t cap_slots_p, cap_moff_p, cap_mslots_p; /* of the plan's slot and merge arrays */
   /* The other set, the plan's while `held`: a fresh plan's arrays are copied into it, so
    * the two sets live as long as the planner and a patch never meets a scheduler's. */
@@ -109,29 +112,41 @@ void av__plan_buf_free(av__plan_buf_t *b);
 int av__plan_buf_adopt(av__plan_buf_t *b, av_plan_t *p);
 /* Takes the planner's arrays back from p before p is destroyed. */
 void av__plan_buf_reclaim(av__plan_buf_t *b, av_plan_t *p);
-/* Patches p (made for w_old) into the plan for the step: requests and nodes renumbered,
- * finished requests' items and slots removed, arrivals added, leaves grown. -1: the plan has
- * a form this cannot patch, or out of memory (plan anew); p is then unchanged. */
-int av__plan_patch(av_plan_t *p, const av_workload_t *w_old, const av__changes_t *ch,
-                   av__plan_buf_t *b);
-/* Grows p's segments with the leaves (no other change): node u was old_len[u] tokens long and
- * is new_len[u] now. */
-void av__plan_grow(av_plan_t *p, const int64_t *old_len, const int64_t *new_len);
-
 /* The drift rule's estimate of a plan's time (us): per CTA (an item, or a persistent CTA's
  * queue) the cost model's time for its items, and the plan's time the larger of the longest
  * CTA and the sum over the GPU's SMs. Items' costs are linear in their KV tokens, fitted when
- * an item is (re)made (av__est_fit), so a step that only grows leaves costs a pass over the
- * items. */
+ * an item is made (av__est_fit, av__est_carry), so a step that only grows leaves costs a
+ * pass over the items. */
 typedef struct av__est {
   double *a, *b;         /* per item: time = a + b x KV tokens */
+  double *a2, *b2;       /* the other set, for av__est_carry */
   double *unit;
-  size_t cap_items, cap_unit;
+  double time_us;        /* the latest av__est_time */
+  size_t cap_items, cap_items2, cap_unit;
 } av__est_t;
 void av__est_free(av__est_t *e);
+/* The KV tokens item `it` of p reads. */
+int64_t av__item_tokens(const av_plan_t *p, const av_item_t *it);
 int av__est_fit(av__est_t *e, const av_plan_t *p, const av_costmodel_t *cost);
+/* After a patch: item k keeps old item src[k]'s fit (same tile, queries and output), and
+ * items with src[k] < 0 (their queries changed) are fitted anew: O(changed) cost-model
+ * calls, not O(plan). */
+int av__est_carry(av__est_t *e, const av_plan_t *p, const int32_t *src,
+                  const av_costmodel_t *cost);
 /* The estimate, and the KV tokens the plan reads (may be NULL). */
 int av__est_time(av__est_t *e, const av_plan_t *p, int sm_count, double *time_us,
                  double *tokens_read);
+
+/* Patches p (made for w_old) into the plan for the step: requests and nodes renumbered,
+ * finished requests' items and slots removed, arrivals added, leaves grown. A new item of a
+ * persistent launch (an arrival's copy of an item) joins the queue of least estimated time
+ * (est, p's fit; NULL: its source's queue). b->src says which old item each new one's
+ * estimate may keep. -1: the plan has a form this cannot patch, or out of memory (plan
+ * anew); p is then unchanged. */
+int av__plan_patch(av_plan_t *p, const av_workload_t *w_old, const av__changes_t *ch,
+                   const av__est_t *est, av__plan_buf_t *b);
+/* Grows p's segments with the leaves (no other change): node u was old_len[u] tokens long and
+ * is new_len[u] now. */
+void av__plan_grow(av_plan_t *p, const int64_t *old_len, const int64_t *new_len);
 
 #endif

@@ -10,15 +10,13 @@
 #include <string.h>
 
 #include "api/api_internal.h"
+#include "api/plan_choice.h"
 #include "api/plan_patch.h"
 #include "api/plan_reuse.h"
 #include "schedulers/scheduler.h"
 
 int av__api_scheduler(const char *scheduler, const char *const *params, int n_params,
                       const av_scheduler_ops_t **ops, av_params_t *p, av_error_t *e);
-int av__api_plan_make(anvil_target_t *t, const av_workload_t *w,
-                      const av_scheduler_ops_t *ops, const av_params_t *params,
-                      av_plan_t **out, av_error_t *e);
 
 struct anvil_planner {
   anvil_target_t *t;
@@ -40,6 +38,7 @@ struct anvil_planner {
   av__delta_t d;         /* the index patching reads the table against */
   av__plan_buf_t pbuf;   /* the plan's second set of arrays */
   av__est_t est;
+  av__choice_t choice;   /* auto's last choice */
   double drift;          /* the bound on both ratios below, relative to the fresh plan's */
   double per_read;       /* the fresh plan's estimate per KV token it reads (balance) */
   double per_unique;     /* the fresh plan's KV tokens read per unique KV token (re-reads) */
@@ -80,6 +79,7 @@ void anvil_planner_destroy(anvil_planner_t *pl) {
   av__delta_free(&pl->d);
   av__plan_buf_free(&pl->pbuf);
   av__est_free(&pl->est);
+  av__choice_free(&pl->choice);
   free(pl);
 }
 
@@ -154,15 +154,21 @@ static int grow_leaves(anvil_planner_t *pl, const int32_t *tokens) {
   return 1;
 }
 
-/* The plan's estimate (us), the KV tokens it reads and the forest's unique KV tokens. */
-static int estimate(anvil_planner_t *pl, int refit, double *time_us, double *read,
+/* How estimate() brings the items' fits up to date. */
+enum { FIT_KEEP, FIT_ALL, FIT_CARRY };
+
+/* The plan's estimate (us), the KV tokens it reads and the forest's unique KV tokens; the
+ * items' fits kept (only leaves grew), all made anew, or carried through a patch. */
+static int estimate(anvil_planner_t *pl, int fit, double *time_us, double *read,
                     double *unique) {
   const av_plan_t *p = pl->plan->p;
   const av_workload_t *w = pl->w->w;
   av_costmodel_t *cost;
   av_error_t e;
-  if (refit && (av__api_target_cost(pl->t, &w->heads, &cost, &e) ||
-                av__est_fit(&pl->est, p, cost)))
+  if (fit != FIT_KEEP &&
+      (av__api_target_cost(pl->t, &w->heads, &cost, &e) ||
+       (fit == FIT_ALL ? av__est_fit(&pl->est, p, cost)
+                       : av__est_carry(&pl->est, p, pl->pbuf.src, cost))))
     return -1;
   int64_t u = 0;
   for (int32_t k = 0; k < w->n_nodes; k++) u += w->nodes[k].kv_len_tokens;
@@ -175,7 +181,7 @@ static int estimate(anvil_planner_t *pl, int refit, double *time_us, double *rea
 static void fresh_reference(anvil_planner_t *pl) {
   double t, r, u;
   if (av__plan_buf_adopt(&pl->pbuf, pl->plan->p)) pl->d.ok = 0; /* patch no more */
-  int bad = estimate(pl, 1, &t, &r, &u) || r <= 0 || u <= 0;
+  int bad = estimate(pl, FIT_ALL, &t, &r, &u) || r <= 0 || u <= 0;
   pl->per_read = bad ? 0 : t / r;
   pl->per_unique = bad ? 0 : r / u;
 }
@@ -192,7 +198,7 @@ static int plan_anew(anvil_planner_t *pl, const int32_t *table, int64_t stride,
   av_plan_t *p = NULL;
   int rc = av__api_block_table(table, stride, tokens, n, pl->block_size, &pl->heads, &pl->buf,
                                &w, e);
-  if (!rc) rc = av__api_plan_make(pl->t, w, pl->ops, &pl->sp, &p, e);
+  if (!rc) rc = av__choice_plan(&pl->choice, pl->t, w, pl->ops, &pl->sp, 1, &p, e);
   anvil_workload_t *wh = rc ? NULL : av__api_workload_wrap(w);
   anvil_plan_t *ph = wh ? av__api_plan_wrap(p, wh) : NULL;
   if (!rc && !ph) rc = av_error_set(e, AV_ERR_NOMEM, NULL, NULL, "out of memory");
@@ -222,7 +228,7 @@ static int plan_anew(anvil_planner_t *pl, const int32_t *table, int64_t stride,
 /* The drift rule's fresh plan: the kept forest (already the step's) planned anew. */
 static int replan_forest(anvil_planner_t *pl, av_error_t *e) {
   av_plan_t *p = NULL;
-  int rc = av__api_plan_make(pl->t, pl->w->w, pl->ops, &pl->sp, &p, e);
+  int rc = av__choice_plan(&pl->choice, pl->t, pl->w->w, pl->ops, &pl->sp, 0, &p, e);
   if (rc) return rc;
   av__plan_buf_reclaim(&pl->pbuf, pl->plan->p);
   av_plan_destroy(pl->plan->p);
@@ -244,13 +250,14 @@ static int patch(anvil_planner_t *pl, const int32_t *table, int64_t stride,
   const av__changes_t *ch = &d->ch;
   int events = ch->n_fin + ch->n_arr > 0;
   if (av__delta_claim(d, w, table, stride, tokens) || av__delta_maps(d, w, tokens)) return 1;
-  if (events ? av__plan_patch(p, w, ch, &pl->pbuf) : (av__plan_grow(p, ch->old_len, ch->new_len), 0))
+  if (events ? av__plan_patch(p, w, ch, &pl->est, &pl->pbuf)
+             : (av__plan_grow(p, ch->old_len, ch->new_len), 0))
     return 1;
   if (av__delta_apply(d, w, table, stride, tokens)) return 1;
   pl->plan->hash_stale = 1;
   pl->n_requests = n;
   double t, r, u;
-  if (estimate(pl, events, &t, &r, &u)) return 1;
+  if (estimate(pl, events ? FIT_CARRY : FIT_KEEP, &t, &r, &u)) return 1;
   pl->stats.last_estimate_us = t;
   if (drifted(pl, t, r, u)) {
     pl->stats.last = ANVIL_STEP_REPLANNED;
@@ -302,6 +309,7 @@ void anvil_planner_counts(const anvil_planner_t *pl, int64_t *planned, int64_t *
 
 void anvil_planner_stats(const anvil_planner_t *pl, anvil_planner_stats_t *out) {
   *out = pl->stats;
+  out->races = pl->choice.races;
 }
 
 int anvil_planner_set_drift(anvil_planner_t *pl, double bound, anvil_error_t *err) {
@@ -317,6 +325,6 @@ int anvil_planner_set_drift(anvil_planner_t *pl, double bound, anvil_error_t *er
 
 double anvil_planner_estimate_us(anvil_planner_t *pl) {
   double t, r, u;
-  if (!pl->plan || estimate(pl, 1, &t, &r, &u)) return -1;
+  if (!pl->plan || estimate(pl, FIT_ALL, &t, &r, &u)) return -1;
   return t;
 }

@@ -9,7 +9,8 @@
  *              blocks; a finished request's queries, items and merge slots go);
  *   replanned  the drift rule: the patched plan's estimated time exceeds (1 + drift) times
  *              the fresh plan's, as estimated when that plan was made and scaled with the
- *              batch's unique KV tokens: the kept forest is planned anew;
+ *              batch's unique KV tokens: the kept forest is planned anew (under `auto`, with
+ *              the candidate it chose last; its race runs again every 8th such replan);
  *   planned    a change patching does not handle (a shared prefix that splits or merges, a
  *              block id seen elsewhere in the batch, a request that is not alone on its leaf):
  *              the forest is built from the table and planned anew.
@@ -41,6 +42,9 @@ typedef struct anvil_planner_stats {
   int32_t last;                                /* the latest step's anvil_step_kind_t */
   double last_estimate_us;                     /* the drift rule's estimate of the latest
                                                   patched or reused plan */
+  int64_t races;                               /* fresh plans of `auto` that simulated its
+                                                  candidates (the others planned with the
+                                                  candidate it chose last) */
 } anvil_planner_stats_t;
 
 /* Plans with `scheduler` and "key=value" params on target t (borrowed: it must outlive the
