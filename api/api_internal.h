@@ -41,6 +41,9 @@ struct anvil_target {
 /* Copies err into out (when given) as code + one line; returns the code (AV_ERR_INTERNAL
  * when rc failed without a recorded error). */
 int av__api_error(anvil_error_t *out, const av_error_t *err, int rc);
+/* The variant table when there is one (*out NULL otherwise): a build without CUDA and no
+ * table installed plans with the schedulers' defaults, as `anvil plan` does. */
+int av__api_load_variants(av_variants_t **out, av_error_t *e);
 /* Takes ownership of w; NULL (and w destroyed) when out of memory. */
 anvil_workload_t *av__api_workload_wrap(av_workload_t *w);
 anvil_workload_t *av__api_workload_ref(const anvil_workload_t *w);

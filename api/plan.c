@@ -94,7 +94,16 @@ const char *anvil_plan_launch(const anvil_plan_t *p) {
 int anvil_plan_check(const anvil_plan_t *p, anvil_error_t *err) {
   av_error_t e;
   av_error_clear(&e);
-  int rc = av_plan_check(av__api_plan_settled(p), p->w->w, &e);
+  const av_plan_t *plan = av__api_plan_settled(p);
+  int rc = av_plan_check(plan, p->w->w, &e);
+  if (!rc) {
+    /* exact, and runnable: every tile is one a compiled variant provides (anvil check's
+     * rule; a copy of anvil without the variant table has no tiles to hold it to) */
+    av_variants_t *vs = NULL;
+    rc = av__api_load_variants(&vs, &e);
+    if (!rc && vs) rc = av_plan_check_tiles(plan, vs, &e);
+    av_variants_destroy(vs);
+  }
   if (rc && !e.source[0] && p->source[0]) snprintf(e.source, sizeof e.source, "%s", p->source);
   return av__api_error(err, &e, rc);
 }

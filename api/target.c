@@ -14,9 +14,7 @@ static int load_gpu(const char *gpu, av_gpu_t *out, av_error_t *e) {
   return rc;
 }
 
-/* The variant table when there is one: a build without CUDA and no table installed plans
- * with the schedulers' defaults, as `anvil plan` does. */
-static int load_variants(av_variants_t **out, av_error_t *e) {
+int av__api_load_variants(av_variants_t **out, av_error_t *e) {
   av_error_t verr;
   av_error_clear(&verr);
   *out = av_variants_load(NULL, &verr);
@@ -35,7 +33,7 @@ int anvil_target_create(const char *gpu, const char *cost_model, const char *con
     return av__api_error(err, &e, 1);
   }
   int rc = load_gpu(gpu ? gpu : "H200-SXM", &t->gpu, &e);
-  if (!rc) rc = load_variants(&t->vs, &e);
+  if (!rc) rc = av__api_load_variants(&t->vs, &e);
   if (!rc)
     rc = av_costmodel_lookup(cost_model ? cost_model : "roofline", "target", "cost_model",
                              &t->cops, &e);

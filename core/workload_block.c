@@ -474,12 +474,29 @@ av_workload_t *av_workload_from_block_rows(const int32_t *table, int64_t row_str
     av__wl_error(&loc, AV_ERR_INTERNAL, NULL, "no block table given");
     return NULL;
   }
-  for (int32_t r = 0; r < n_requests; r++)
+  for (int32_t r = 0; r < n_requests; r++) {
     if (n_blocks[r] > row_stride) {
       av__wl_error(&loc, AV_ERR_INTERNAL, NULL, "request %" PRId32 " has %" PRId32 " blocks "
                    "but the rows hold %" PRId64, r, n_blocks[r], row_stride);
       return NULL;
     }
+    /* ids are opaque but index a serving engine's KV cache: a negative one among the blocks
+     * a request uses is a hole in its table (padding after them is never read). A planner
+     * reads only new blocks between builds and builds anew on a negative one, so every id
+     * it plans with has passed here. */
+    const int32_t *row = table + (int64_t)r * row_stride;
+    int32_t any = 0;
+    for (int32_t j = 0; j < n_blocks[r]; j++) any |= row[j];
+    for (int32_t j = 0; any < 0 && j < n_blocks[r]; j++)
+      if (row[j] < 0) {
+        char at[64];
+        snprintf(at, sizeof at, "block_table[%" PRId32 "][%" PRId32 "]", r, j);
+        av__wl_error(&loc, AV_ERR_RANGE, at, "block id %" PRId32 " is negative; expected ids "
+                     ">= 0 in the %" PRId32 " blocks request %" PRId32 " uses", row[j],
+                     n_blocks[r], r);
+        return NULL;
+      }
+  }
   av__bt_ids_t ids = {.table = table, .stride = row_stride, .shared = shared};
   return av__workload_block_table(&ids, n_blocks, n_requests, block_size, last_block_tokens,
                                   av__heads_or_default(heads, &hbuf), &loc);

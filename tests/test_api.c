@@ -256,6 +256,42 @@ START_TEST(test_planner_steps) {
 }
 END_TEST
 
+/* Block ids index a serving engine's KV cache: a negative one among the blocks a request uses
+ * is refused, naming it, whether the batch is built from the table or a planner meets it as
+ * a request's new block; padding after the used blocks is never read. */
+START_TEST(test_negative_block_ids) {
+  int32_t tab[2][4] = {{0, 1, -1, -1}, {0, 2, -1, -1}}, kv[2] = {20, 20};
+  anvil_error_t err;
+  anvil_workload_t *w = NULL;
+  API_OK(anvil_workload_from_block_table(&tab[0][0], 4, kv, 2, 16, NULL, &w, &err), &err);
+  anvil_workload_destroy(w);
+  tab[1][1] = -5;
+  ck_assert_int_eq(anvil_workload_from_block_table(&tab[0][0], 4, kv, 2, 16, NULL, &w, &err),
+                   ANVIL_ERR_RANGE);
+  ck_assert_msg(strstr(err.message, "block_table[1][1]: block id -5 is negative"), "%s",
+                err.message);
+  tab[1][1] = 2;
+  anvil_target_t *t;
+  anvil_planner_t *pl;
+  API_OK(anvil_target_create("H200-SXM", NULL, NULL, 0, &t, &err), &err);
+  API_OK(anvil_planner_create(t, "profit_pack", NULL, 0, 16, NULL, &pl, &err), &err);
+  int reused;
+  API_OK(anvil_planner_step(pl, &tab[0][0], 4, kv, 2, &reused, &err), &err);
+  kv[0] = kv[1] = 33;   /* each request takes a third block: request 1's is a hole */
+  tab[0][2] = 3;
+  tab[1][2] = -1;
+  ck_assert_int_eq(anvil_planner_step(pl, &tab[0][0], 4, kv, 2, &reused, &err),
+                   ANVIL_ERR_RANGE);
+  ck_assert_msg(strstr(err.message, "block_table[1][2]: block id -1 is negative"), "%s",
+                err.message);
+  tab[1][2] = 4;
+  API_OK(anvil_planner_step(pl, &tab[0][0], 4, kv, 2, &reused, &err), &err);
+  API_OK(anvil_plan_check(anvil_planner_plan(pl), &err), &err);
+  anvil_planner_destroy(pl);
+  anvil_target_destroy(t);
+}
+END_TEST
+
 static Suite *api_suite(void) {
   Suite *s = suite_create("api");
   TCase *tc = tcase_create("api");
@@ -265,6 +301,7 @@ static Suite *api_suite(void) {
   tcase_add_test(tc, test_reuse_rule);
   tcase_add_test(tc, test_reuse_in_place);
   tcase_add_test(tc, test_planner_steps);
+  tcase_add_test(tc, test_negative_block_ids);
   suite_add_tcase(s, tc);
   return s;
 }

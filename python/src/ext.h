@@ -27,7 +27,6 @@ typedef struct {
   anvil_planner_t *pl;
   PyObject *target;        /* keeps the target alive */
   PyThread_type_lock lock;
-  int block_size;
 } PlannerObject;
 
 /* A plan it owns (never changed, so read without the GIL by any number of threads), or the
@@ -52,13 +51,6 @@ int anvil_py_int_buffer(PyObject *o, Py_buffer *view, Py_ssize_t itemsize, int n
                         const char *what);
 /* A block table and its kv_lens as int32 buffers, one row per request. */
 int anvil_py_block_table(PyObject *table, PyObject *tokens, Py_buffer *tv, Py_buffer *kv);
-/* The flat index of the first negative id among the blocks the rows use (the first
- * ceil(tokens[r] / block_size) of row r), or -1; no Python code runs. */
-Py_ssize_t anvil_py_negative_block(const int32_t *table, Py_ssize_t rows, Py_ssize_t width,
-                                   const int32_t *tokens, int block_size);
-/* Raises ValueError naming that block; returns NULL. */
-PyObject *anvil_py_negative_block_error(const int32_t *table, Py_ssize_t width,
-                                        const int32_t *tokens, int block_size, Py_ssize_t at);
 PyObject *anvil_py_workload_new(anvil_workload_t *w);
 
 int anvil_py_plan_types(PyObject *m);

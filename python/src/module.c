@@ -160,32 +160,6 @@ int anvil_py_block_table(PyObject *table, PyObject *tokens, Py_buffer *tv, Py_bu
   return -1;
 }
 
-/* Blocks a row uses: ceil(tokens / block_size), at most the row; padding after them is never
- * read, and a row too short for its tokens or a bad block_size is the library's to report. */
-static Py_ssize_t used_blocks(int32_t tokens, int block_size, Py_ssize_t width) {
-  if (tokens < 1 || block_size < 1) return 0;
-  Py_ssize_t n = ((Py_ssize_t)tokens + block_size - 1) / block_size;
-  return n < width ? n : width;
-}
-
-Py_ssize_t anvil_py_negative_block(const int32_t *table, Py_ssize_t rows, Py_ssize_t width,
-                                   const int32_t *tokens, int block_size) {
-  for (Py_ssize_t r = 0; r < rows; r++)
-    for (Py_ssize_t j = 0, n = used_blocks(tokens[r], block_size, width); j < n; j++)
-      if (table[r * width + j] < 0) return r * width + j;
-  return -1;
-}
-
-PyObject *anvil_py_negative_block_error(const int32_t *table, Py_ssize_t width,
-                                        const int32_t *tokens, int block_size, Py_ssize_t at) {
-  Py_ssize_t r = at / width;
-  return PyErr_Format(PyExc_ValueError,
-                      "block_table[%zd][%zd]: block id %d is negative; expected ids >= 0 in "
-                      "the %zd blocks row %zd uses (ceil(kv_lens[%zd] / block_size))",
-                      r, at % width, (int)table[at],
-                      used_blocks(tokens[r], block_size, width), r, r);
-}
-
 static PyObject *py_block_table(PyObject *mod, PyObject *args) {
   (void)mod;
   PyObject *table, *tokens, *heads_o = Py_None;
@@ -207,11 +181,8 @@ static PyObject *py_block_table(PyObject *mod, PyObject *args) {
   PyBuffer_Release(&tv);
   PyBuffer_Release(&kv);
   PyObject *res = NULL;
-  Py_ssize_t bad = t && k ? anvil_py_negative_block(t, rows, width, k, block_size) : -1;
   if (!t || !k) {
     PyErr_NoMemory();
-  } else if (bad >= 0) {
-    anvil_py_negative_block_error(t, width, k, block_size, bad);
   } else {
     anvil_workload_t *w = NULL;
     anvil_error_t err;

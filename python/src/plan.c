@@ -263,7 +263,6 @@ static PyObject *Planner_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   }
   o->pl = pl;
   o->lock = lock;
-  o->block_size = bs;
   o->target = (PyObject *)t;
   Py_INCREF(t);
   return (PyObject *)o;
@@ -289,15 +288,14 @@ static PyObject *Planner_step(PlannerObject *self, PyObject *const *args, Py_ssi
   int reused = 0, rc = 0;
   anvil_error_t err;
   const int32_t *t = tv.buf, *k = kv.buf;
+  /* negative ids among the blocks a request uses are the library's to refuse: it reads only
+   * the blocks that changed since the last step, and a scan of the whole table here would
+   * cost the step its speed */
   planner_lock(self);
-  Py_ssize_t bad = anvil_py_negative_block(t, tv.shape[0], tv.shape[1], k, self->block_size);
-  if (bad < 0)
-    rc = anvil_planner_step(self->pl, t, tv.shape[1], k, (int32_t)tv.shape[0], &reused, &err);
+  rc = anvil_planner_step(self->pl, t, tv.shape[1], k, (int32_t)tv.shape[0], &reused, &err);
   planner_unlock(self);
-  if (bad >= 0) anvil_py_negative_block_error(t, tv.shape[1], k, self->block_size, bad);
   PyBuffer_Release(&tv);
   PyBuffer_Release(&kv);
-  if (bad >= 0) return NULL;
   if (rc) return anvil_py_raise(&err);
   return PyBool_FromLong(reused);
 }
