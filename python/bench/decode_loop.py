@@ -1,6 +1,6 @@
 """Planning cost per step of a realistic decode loop, binding included.
 
-    python python/bench/decode_loop.py [--steps 1000] [--requests 128 256] [--auto-steps 50]
+    python python/bench/decode_loop.py [--steps 1000] [--requests 128 256] [--auto-steps 1000]
                                        [--repeats 5]
                                        [--out results/host/planning/decode_loop.json]
 
@@ -137,7 +137,7 @@ def main():
     ap.add_argument("--requests", type=int, nargs="+", default=[128, 256])
     ap.add_argument("--schedulers", nargs="+",
                     default=["profit_pack", "greedy_division", "streamk_balance"])
-    ap.add_argument("--auto-steps", type=int, default=50, help="steps of `auto` (0: skip)")
+    ap.add_argument("--auto-steps", type=int, default=1000, help="steps of `auto` (0: skip)")
     ap.add_argument("--repeats", type=int, default=5,
                     help="runs of each row; its times are the medians over them")
     ap.add_argument("--seed", type=int, default=1)
