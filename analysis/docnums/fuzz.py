@@ -30,3 +30,13 @@ def campaign_summary(ctx):
                                  runs[0][0], runs[-1][1]["runs"] / 1e6, runs[-1][0],
                                  "no crash, timeout or out-of-memory input" if not findings
                                  else "%d findings" % findings))
+
+
+def python_summary(ctx):
+    with open(ctx.path("results", "host", "fuzz", "python.txt"), encoding="utf-8") as f:
+        text = f.read()
+    runs = int(re.search(r"number_of_executed_units: (\d+)", text).group(1))
+    secs = int(re.search(r"^Done \d+ runs in (\d+) second", text, re.M).group(1))
+    kept = int(re.search(r"crash inputs kept: (\d+)", text).group(1))
+    return "%.2f M inputs in %d s, %s" % (runs / 1e6, secs,
+                                          "no finding" if not kept else "%d findings" % kept)
