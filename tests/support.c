@@ -3,6 +3,7 @@
 #include "tests/support.h"
 
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
@@ -386,4 +387,11 @@ int64_t *av_test_lens(int n, int64_t v) {
   int64_t *l = malloc(sizeof *l * (size_t)n);
   for (int i = 0; i < n; i++) l[i] = v;
   return l;
+}
+
+double av_test_children_cpu_s(void) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_CHILDREN, &ru) != 0) return 0;
+  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }

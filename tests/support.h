@@ -109,4 +109,8 @@ av_plan_t *av_test_plan_nodes(const av_workload_t *w, int m_rows);
  * query head. */
 void av_test_expect_exact(const av_plan_t *p, const av_workload_t *w);
 
+/* CPU seconds (user + system) of this process's waited-for children so far: the work a child
+ * did, whatever else the machine was running at the time. */
+double av_test_children_cpu_s(void);
+
 #endif
