@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "api/api_internal.h"
+#include "pipeline/provenance.h"
 
 _Static_assert((int)ANVIL_ERR_INTERNAL == (int)AV_ERR_INTERNAL &&
                    (int)ANVIL_ERR_USAGE == (int)AV_ERR_USAGE &&
@@ -36,7 +37,7 @@ const char *anvil_status_name(int code) {
 
 int anvil_status_class(int code) { return av_error_exit_class(code); }
 
-const char *anvil_version(void) { return "0.9.0"; }
+const char *anvil_version(void) { return av_version(); }
 
 const char *anvil_data_dir(void) { return av_data_dir(); }
 

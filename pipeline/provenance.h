@@ -9,7 +9,7 @@
 
 #include "pipeline/experiment.h"
 
-/* "0.9.0", from CMake's project(VERSION). */
+/* The project's version, "MAJOR.MINOR.PATCH", from CMake's project(VERSION). */
 const char *av_version(void);
 /* The git commit the build came from ("<sha>-dirty" with uncommitted changes), or
  * "unknown" when built outside git. */

@@ -1,6 +1,6 @@
 /* The proofs: the plan checker (proofs/plan_check.c) proves a plan exact for its workload,
  * and the CPU reference (proofs/reference.c) runs it in fp64 and compares with plain
- * attention per request. Every scheduler's every plan passes both (docs/design.md#proofs). */
+ * attention per request. Every scheduler's every plan passes both (docs/design.md#proofs-proofs). */
 #ifndef AV_PROOFS_H
 #define AV_PROOFS_H
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Fails when a tracked C or CUDA source file is longer than 600 lines or one of its
-top-level functions has a body longer than 80 lines (STYLE.md: split along a real seam).
+top-level functions has a body longer than 80 lines (docs/style.md#sizes: split along a real
+seam).
 
 A function is a top-level brace block whose opening line ends a declarator: `...) {`. The
 body is counted from the line after its opening brace to the line before its closing one.

@@ -1,6 +1,6 @@
-"""The speed figures of README.md#speed, docs/simulator.md#speed and docs/studies.md#benchmark:
-results/host/speed/ (scripts/bench-records: `anvil bench sim`, `anvil bench plan`,
-scripts/bench-study and the machine they ran on)."""
+"""The speed figures of README.md#speed-benchmarks-not-tests, docs/simulator.md#speed and
+docs/studies.md#benchmark: results/host/speed/ (scripts/bench-records: `anvil bench sim`,
+`anvil bench plan`, scripts/bench-study and the machine they ran on)."""
 import glob
 import json
 import os

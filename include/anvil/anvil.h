@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-/* "0.9.0". */
+/* The project's version, "MAJOR.MINOR.PATCH" (CMakeLists.txt, project(VERSION)). */
 const char *anvil_version(void);
 /* The directory anvil reads its data from (gpus/, kernels/variants.json, profiles/):
  * $ANVIL_DATA_DIR, else <prefix>/share/anvil of an installed library, else the source tree
