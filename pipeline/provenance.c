@@ -112,6 +112,8 @@ json_t *av_provenance_json(const av_experiment_t *e) {
                           av_git_commit(), "host", host, "gpu_specs", specs);
   json_object_set_new(doc, "experiment_sha256",
                       av_sha256_file(e->path, hex) ? json_null() : json_string(hex));
+  /* Inputs that change results besides the files: how the kernels copy KV. */
+  json_object_set_new(doc, "kv_copy", json_string(av_kv_copy_name(e->kv_copy)));
   /* The profile cost model reads a measured profile: its "path", else the GPU's default. */
   if (strcmp(e->cost_ops->name, "profile") == 0) {
     const char *p = av_params_string(&e->cost_params, "path");
