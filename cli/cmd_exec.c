@@ -24,7 +24,8 @@
 #include "pipeline/autotune.h"
 
 enum { OPT_PLAN = 256, OPT_CSV, OPT_TRACE, OPT_REPEATS, OPT_WARMUP, OPT_NOVERIFY, OPT_ALL,
-       OPT_CHECKREQ, OPT_COPYBW, OPT_ONLY, OPT_FLUSH, OPT_AUTOTUNE, OPT_TUNE_CACHE };
+       OPT_CHECKREQ, OPT_COPYBW, OPT_ONLY, OPT_FLUSH, OPT_AUTOTUNE, OPT_TUNE_CACHE,
+       OPT_KV_COPY };
 
 static const av_cli_opt_t k_opts[] = {
     {"plan", OPT_PLAN, "PLAN.json", "run one saved plan instead of an experiment"},
@@ -44,6 +45,8 @@ static const av_cli_opt_t k_opts[] = {
      "auto measures its K predicted-fastest candidates and keeps the fastest (1-16)"},
     {"autotune-cache", OPT_TUNE_CACHE, "FILE",
      "keep each batch shape's autotuned winner in FILE and reuse it"},
+    {"kv-copy", OPT_KV_COPY, "MODE",
+     "how the kernels copy KV: tma (default, or the experiment's \"kv_copy\") or cp_async"},
     {"gpu-spec", 'g', "NAME", "GPU spec of this device when it is not recognised"},
     {"help", 'h', NULL, "show this help"},
     {NULL, 0, NULL, NULL}};
@@ -52,6 +55,8 @@ typedef struct exec_opts {
   const char *exp, *plan, *out, *csv, *trace_dir, *only, *gpu_spec, *tune_cache;
   int all, copy_bw, check_req;
   int autotune;              /* K of --autotune, 0 = off */
+  int kv_copy_given;         /* --kv-copy was given: it overrides the experiment's */
+  av_kv_copy_t kv_copy;      /* how every batch's kernels copy KV */
   av_autotune_cache_t *cache;
   double copy_GBps;          /* measured with --copy-bw, else 0 */
   char device[400];          /* av_device_format of the device */
@@ -115,6 +120,12 @@ static int parse_args(int argc, char **argv, exec_opts_t *o, int *help, av_error
         o->autotune = (int)n;
         break;
       case OPT_TUNE_CACHE: o->tune_cache = v; break;
+      case OPT_KV_COPY:
+        if (av_kv_copy_from_name(v, &o->kv_copy) != 0)
+          return av_error_set(err, AV_ERR_USAGE, "exec", "--kv-copy",
+                              "'%s' is not a KV copy; expected tma or cp_async", v);
+        o->kv_copy_given = 1;
+        break;
       case 'g': o->gpu_spec = v; break;
       case 'h': *help = 1; return AV_OK;
       default: break;
@@ -223,9 +234,10 @@ static int write_outputs(const exec_opts_t *o, const exec_row_t *rows, int n, co
   if (o->out) {
     json_t *arr = json_array();
     for (int i = 0; i < n; ++i) json_array_append_new(arr, row_json(&rows[i], copy_GBps));
-    json_t *root = json_pack("{s:s, s:s, s:s, s:s, s:f, s:o}", "gpu", gpu, "device", o->device,
-                             "spec", o->spec, "source", o->exp ? o->exp : o->plan, "copy_GBps",
-                             copy_GBps, "rows", arr);
+    json_t *root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:o}", "gpu", gpu, "device",
+                             o->device, "spec", o->spec, "source", o->exp ? o->exp : o->plan,
+                             "kv_copy", av_kv_copy_name(o->kv_copy), "copy_GBps", copy_GBps,
+                             "rows", arr);
     rc = root ? av_json_dump_file(root, o->out, err)
               : av_error_set(err, AV_ERR_NOMEM, "exec", NULL, "out of memory");
     json_decref(root);
@@ -271,7 +283,8 @@ static int exec_batch(const av_experiment_t *e, int bi, const exec_opts_t *o,
   int rc = av_cli_cost_create(e->cost_ops, &e->cost_params, gpu, &b->w->heads, vs, &cost, err);
   if (rc) return rc;
   av_exec_batch_t *eb = av_exec_batch_create(b->w, 1, o->check_req, err);
-  rc = eb ? AV_OK : (err->code ? err->code : AV_ERR_INTERNAL);
+  rc = eb ? av_exec_batch_set_kv_copy(eb, o->kv_copy, err)
+          : (err->code ? err->code : AV_ERR_INTERNAL);
   for (int si = 0; rc == AV_OK && si < ns; ++si) {
     const av_scheduler_ops_t *ops = o->all ? all[si] : e->scheds[si].ops;
     av_params_t params;
@@ -280,7 +293,7 @@ static int exec_batch(const av_experiment_t *e, int bi, const exec_opts_t *o,
     else
       params = e->scheds[si].params;
     av_sched_ctx_t ctx = {.workload = b->w, .gpu = gpu, .variants = vs, .cost = cost,
-                          .launch_model = e->launch};
+                          .launch_model = e->launch, .kv_copy = o->kv_copy};
     av_plan_t *plan = NULL;
     if (*n == *cap) {
       *cap = *cap ? 2 * *cap : 64;
@@ -350,7 +363,9 @@ static int exec_plan_file(const exec_opts_t *o, exec_row_t **rows, int *n, av_er
     row->heads = w->heads;
     row->launch = p->launch_model;
     av_exec_batch_t *eb = av_exec_batch_create(w, 1, o->check_req, err);
-    rc = eb ? av_exec_batch_run(eb, p, &o->eo, &row->r, err) : (err->code ? err->code : AV_ERR_INTERNAL);
+    rc = eb ? av_exec_batch_set_kv_copy(eb, o->kv_copy, err)
+            : (err->code ? err->code : AV_ERR_INTERNAL);
+    if (rc == AV_OK) rc = av_exec_batch_run(eb, p, &o->eo, &row->r, err);
     av_exec_batch_destroy(eb);
     if (rc == AV_OK) {
       row->pass = row_pass(row, &o->eo);
@@ -430,6 +445,7 @@ int av_cmd_exec(int argc, char **argv) {
   o.cache = &cache;
   if (!rc) rc = av_autotune_cache_open(o.tune_cache, &cache, &err);
   if (!rc && o.exp) rc = av_experiment_load(o.exp, &e, &err);
+  if (!rc && e && !o.kv_copy_given) o.kv_copy = e->kv_copy;
   if (rc == AV_OK) rc = check_gpu_spec(&o, e, &err);
   if (rc == AV_OK) rc = av_exec_available(&err);
   if (rc == AV_OK) rc = identify_device(&o, e, &err);

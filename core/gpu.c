@@ -83,6 +83,9 @@ void av_gpu_launch_costs(const av_gpu_t *g, int model, av_launch_costs_t *out) {
   out->tail_us = measured ? g->graph_run_tail_us : g->run_tail_us;
 }
 
+/* ANVIL_DATA_DIR says where the data files (GPU specs, profiles) live, not what they hold:
+ * the files read are recorded by path and hash in every results file's provenance, so the
+ * variable is a location, not an input that changes a result unrecorded. */
 const char *av_data_dir(void) {
   const char *env = getenv("ANVIL_DATA_DIR");
   if (env && env[0]) return env;

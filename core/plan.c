@@ -19,6 +19,17 @@ const char *av_launch_model_name(av_launch_model_t m) {
   return m == AV_LAUNCH_GRAPH ? "graph" : m == AV_LAUNCH_PDL ? "pdl" : "streams";
 }
 
+int av_kv_copy_from_name(const char *name, av_kv_copy_t *out) {
+  if (name && strcmp(name, "tma") == 0) *out = AV_KV_COPY_TMA;
+  else if (name && strcmp(name, "cp_async") == 0) *out = AV_KV_COPY_CP_ASYNC;
+  else return -1;
+  return 0;
+}
+
+const char *av_kv_copy_name(av_kv_copy_t c) {
+  return c == AV_KV_COPY_CP_ASYNC ? "cp_async" : "tma";
+}
+
 av_launch_model_t av_plan_issue_model(const av_plan_t *p, int sm_arch) {
   if (p->launch_model != AV_LAUNCH_PDL) return p->launch_model;
   for (int32_t l = 1; l < p->n_launches; l++)

@@ -43,6 +43,16 @@ typedef enum { AV_LAUNCH_STREAMS = 0, AV_LAUNCH_GRAPH = 1, AV_LAUNCH_PDL = 2 } a
 int av_launch_model_from_name(const char *name, av_launch_model_t *out);
 const char *av_launch_model_name(av_launch_model_t m);
 
+/* How the kernels copy KV into shared memory (docs/kernels.md#tma), and so how many tokens
+ * the simulator charges a piece (docs/simulator.md#kv-copies-by-whole-boxes): TMA, in boxes
+ * of whole pages where the hardware and cache layout allow it (sm_90, a power-of-two block
+ * size >= 8, a head dim that is a multiple of 64), cp.async elsewhere; CP_ASYNC, token-exact
+ * cp.async everywhere. */
+typedef enum { AV_KV_COPY_TMA = 0, AV_KV_COPY_CP_ASYNC = 1 } av_kv_copy_t;
+/* "tma" / "cp_async" -> *out; -1 for anything else. */
+int av_kv_copy_from_name(const char *name, av_kv_copy_t *out);
+const char *av_kv_copy_name(av_kv_copy_t c);
+
 typedef struct av_launch {
   int32_t stream;              /* launches on one stream run in array order */
   av_tile_t tile;              /* the kernel variant; every item of the launch uses it */

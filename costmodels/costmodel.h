@@ -75,6 +75,9 @@ typedef struct av_costmodel_ops {
   void (*estimate)(const void *state, const av_cost_env_t *env, const av_cost_query_t *q,
                    av_item_cost_t *out);
   unsigned flags;                 /* AV_COST_* above */
+  /* The file the model reads its figures from for gpu under params (provenance records it by
+   * path and hash), written to path[0..n); NULL for models that read no file. */
+  void (*data_file)(const av_params_t *params, const av_gpu_t *gpu, char *path, size_t n);
 } av_costmodel_ops_t;
 
 /* Registry. */

@@ -157,14 +157,19 @@ static int check_coverage(const av_jctx_t *c, const av_cost_env_t *env,
 static int start_setup(profile_state_t *s, const av_cost_env_t *env, const char *path,
                        av_error_t *err);
 
+/* The profile's "path", else the GPU's own under the data directory. */
+static void profile_data_file(const av_params_t *p, const av_gpu_t *gpu, char *path, size_t n) {
+  const char *given = av_params_string(p, "path");
+  if (given && given[0])
+    snprintf(path, n, "%s", given);
+  else
+    snprintf(path, n, "%s/profiles/%s.json", av_data_dir(), gpu->name);
+}
+
 static int profile_create(const av_params_t *p, const av_cost_env_t *env, void **state,
                           av_error_t *err) {
   char path[1024];
-  const char *given = av_params_string(p, "path");
-  if (given[0])
-    snprintf(path, sizeof path, "%s", given);
-  else
-    snprintf(path, sizeof path, "%s/profiles/%s.json", av_data_dir(), env->gpu->name);
+  profile_data_file(p, env->gpu, path, sizeof path);
   json_t *root = NULL;
   int rc = av_json_load_file(path, &root, err);
   if (rc) return rc;
@@ -325,4 +330,5 @@ const av_costmodel_ops_t av_cost_profile = {
     .destroy = profile_destroy,
     .estimate = profile_estimate,
     .flags = AV_COST_MEASURED_CTAS | AV_COST_CORESIDENCY | AV_COST_START | AV_COST_MERGE,
+    .data_file = profile_data_file,
 };

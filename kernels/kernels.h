@@ -87,7 +87,8 @@ typedef struct av_kern_launch {
 /* Encodes the TMA maps of b's K and V (n_blocks blocks) into *maps (device memory the caller
  * frees with av_kern_free) and the rows of one copy into *rows. Leaves *maps NULL, returning
  * 0, where TMA does not apply: not an sm_90 device, a block size that is not a power of two
- * >= 8, the environment's AV_NO_TMA=1 (for A/B runs), or no encoder in the driver. */
+ * >= 8, a head dim that is not a multiple of 64, or no encoder in the driver. A caller that
+ * wants cp.async (the KV copy "cp_async", av_exec_batch_set_kv_copy) does not call it. */
 int av_kern_kv_maps(const av_kern_batch_t *b, int32_t n_blocks, void **maps, int *rows);
 
 /* Launches one plan launch on `stream` (NULL = default). The variant must exist. */

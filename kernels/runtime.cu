@@ -109,11 +109,8 @@ extern "C" int av_kern_kv_maps(const av_kern_batch_t *b, int32_t n_blocks, void 
                                int *rows) {
   *maps = NULL;
   *rows = 0;
-  const char *off = getenv("AV_NO_TMA");
   const int bs = b->block_size;
-  if ((off && strcmp(off, "0") != 0) || bs < 8 || (bs & (bs - 1)) || b->head_dim % 64 != 0 ||
-      n_blocks <= 0)
-    return 0;
+  if (bs < 8 || (bs & (bs - 1)) || b->head_dim % 64 != 0 || n_blocks <= 0) return 0;
   int dev = 0, major = 0;
   AV_CUDA_CHECK(cudaGetDevice(&dev));
   AV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));

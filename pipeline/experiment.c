@@ -14,7 +14,7 @@
 static const char *const k_top_keys[] = {"name",       "description", "gpu",      "gpus",
                                          "sim",        "heads",       "head_dim", "dtype",
                                          "cost_model", "workloads",   "schedulers", "limits",
-                                         "launch",     NULL};
+                                         "launch",     "kv_copy",     NULL};
 static const char *const k_dtype_names[] = {"fp16", "bf16", NULL};
 
 static int fail_code(const av_jctx_t *c) {
@@ -54,6 +54,13 @@ static int parse_sim(const av_jctx_t *c, const json_t *root, av_experiment_t *e)
                         "the host on its stream), \"graph\" (the plan replayed as one CUDA "
                         "graph) or \"pdl\" (streams, the merge a programmatic dependent "
                         "launch)", launch);
+  const char *copy;
+  if (av_json_get_string(c, root, "", "kv_copy", 0, "tma", &copy)) return fail_code(c);
+  if (av_kv_copy_from_name(copy, &e->kv_copy))
+    return av_error_set(c->err, AV_ERR_NAME, c->source, "kv_copy",
+                        "unknown KV copy '%s'; expected \"tma\" (whole pages by TMA where the "
+                        "GPU and cache allow it, else cp.async) or \"cp_async\" (token-exact "
+                        "cp.async everywhere)", copy);
   return AV_OK;
 }
 

@@ -39,6 +39,7 @@ typedef struct av_experiment {
   char path[512];          /* the file it came from */
   av_sim_model_t sim;
   av_launch_model_t launch;  /* "launch": how every plan's launches are issued */
+  av_kv_copy_t kv_copy;      /* "kv_copy": how the kernels copy KV (simulated and executed) */
   int n_gpus;
   av_gpu_t *gpus;
   const av_costmodel_ops_t *cost_ops;

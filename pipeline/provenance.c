@@ -112,17 +112,21 @@ json_t *av_provenance_json(const av_experiment_t *e) {
                           av_git_commit(), "host", host, "gpu_specs", specs);
   json_object_set_new(doc, "experiment_sha256",
                       av_sha256_file(e->path, hex) ? json_null() : json_string(hex));
-  /* The profile cost model reads a measured profile: its "path", else the GPU's default. */
-  if (strcmp(e->cost_ops->name, "profile") == 0) {
-    const char *p = av_params_string(&e->cost_params, "path");
-    json_t *profiles = json_array();
+  /* Inputs that change results besides the files: how the kernels copy KV. */
+  json_object_set_new(doc, "kv_copy", json_string(av_kv_copy_name(e->kv_copy)));
+  /* A cost model that reads measured figures (the profile) names its file per GPU; GPUs that
+   * share one file (a "path" given) list it once. */
+  if (e->cost_ops->data_file) {
+    json_t *files = json_array();
+    char prev[1200] = "";
     for (int g = 0; g < e->n_gpus; g++) {
-      char def[1200];
-      snprintf(def, sizeof def, "%s/profiles/%s.json", av_data_dir(), e->gpus[g].name);
-      json_array_append_new(profiles, file_entry(e->gpus[g].name, p && p[0] ? p : def));
-      if (p && p[0]) break;
+      char file[1200];
+      e->cost_ops->data_file(&e->cost_params, &e->gpus[g], file, sizeof file);
+      if (g > 0 && strcmp(file, prev) == 0) continue;
+      json_array_append_new(files, file_entry(e->gpus[g].name, file));
+      snprintf(prev, sizeof prev, "%s", file);
     }
-    json_object_set_new(doc, "profiles", profiles);
+    json_object_set_new(doc, "profiles", files);
   }
   return doc;
 }

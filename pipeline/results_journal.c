@@ -47,6 +47,7 @@ uint64_t av_experiment_hash(const av_experiment_t *e) {
   fnv_str(&h, e->name);
   fnv_str(&h, av_sim_model_name(e->sim));
   if (e->launch != AV_LAUNCH_STREAMS) fnv_str(&h, av_launch_model_name(e->launch));
+  if (e->kv_copy != AV_KV_COPY_TMA) fnv_str(&h, av_kv_copy_name(e->kv_copy));
   fnv_str(&h, e->cost_ops->name);
   fnv_json(&h, av_params_to_json(&e->cost_params));
   for (int g = 0; g < e->n_gpus; g++) {

@@ -137,11 +137,12 @@ static void run_row(run_t *r, const av_costmodel_t *cost, av_sched_memo_t *memo,
   const av_gpu_t *g = &e->gpus[row->gpu];
   const int want_tl = row->index == r->o->timeline_row && r->o->timeline;
   av_sched_ctx_t ctx = {.workload = b->w, .gpu = g, .variants = r->vs, .cost = cost,
-                        .memo = memo, .max_items = e->limits.plan_items, .launch_model = e->launch};
+                        .memo = memo, .max_items = e->limits.plan_items, .launch_model = e->launch,
+                        .kv_copy = e->kv_copy};
   av_plan_t *plan = NULL;
   av_sim_result_t res;
   memset(&res, 0, sizeof res);
-  av_sim_config_t cfg = {.model = e->sim, .record_timeline = want_tl};
+  av_sim_config_t cfg = {.model = e->sim, .record_timeline = want_tl, .kv_copy = e->kv_copy};
   av_error_t err;
   av_error_clear(&err);
   av_workload_stats(b->w, &row->ws);

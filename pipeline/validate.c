@@ -102,8 +102,10 @@ static int plan_pair(vrun_t *c, int bi, int si, const av_costmodel_t *cost,
   const av_exp_sched_t *s = &c->e->scheds[si];
   const av_gpu_t *g = &c->e->gpus[0];
   av_sched_ctx_t ctx = {.workload = b->w, .gpu = g, .variants = c->vs, .cost = cost,
-                        .max_items = c->e->limits.plan_items, .launch_model = c->e->launch};
-  av_sim_config_t cfg = {.model = c->e->sim, .record_timeline = c->o->trace};
+                        .max_items = c->e->limits.plan_items, .launch_model = c->e->launch,
+                        .kv_copy = c->e->kv_copy};
+  av_sim_config_t cfg = {.model = c->e->sim, .record_timeline = c->o->trace,
+                         .kv_copy = c->e->kv_copy};
   av_plan_t *plan = NULL;
   av_sim_result_t res;
   memset(&res, 0, sizeof res);
@@ -190,6 +192,10 @@ static int run_batch(vrun_t *c, int bi, av_error_t *err) {
   av_cost_env_t env = {.gpu = &c->e->gpus[0], .heads = &b->w->heads, .variants = c->vs};
   av_costmodel_t *cost = av_costmodel_create(c->e->cost_ops, &c->e->cost_params, &env, err);
   av_exec_batch_t *xb = cost ? av_exec_batch_create(b->w, 1 + (uint64_t)bi, 8, err) : NULL;
+  if (xb && av_exec_batch_set_kv_copy(xb, c->e->kv_copy, err)) {
+    av_exec_batch_destroy(xb);
+    xb = NULL;
+  }
   vpair_t *vp = xb ? calloc((size_t)c->e->n_scheds, sizeof *vp) : NULL;
   int rc = vp ? AV_OK : err->code ? err->code
                                   : av_error_set(err, AV_ERR_NOMEM, "validate", NULL, "out of memory");

@@ -136,8 +136,9 @@ static int pair(octx_t *c, int bi, int si, const av_costmodel_t *cost, av_vseen_
   const av_exp_batch_t *b = &c->e->batches[bi];
   const av_exp_sched_t *s = &c->e->scheds[si];
   av_sched_ctx_t ctx = {.workload = b->w, .gpu = &c->e->gpus[0], .variants = c->vs,
-                        .cost = cost, .max_items = c->e->limits.plan_items, .launch_model = c->e->launch};
-  av_sim_config_t cfg = {.model = c->e->sim, .record_timeline = 0};
+                        .cost = cost, .max_items = c->e->limits.plan_items,
+                        .launch_model = c->e->launch, .kv_copy = c->e->kv_copy};
+  av_sim_config_t cfg = {.model = c->e->sim, .kv_copy = c->e->kv_copy};
   av_plan_t *plan = NULL;
   av_sim_result_t res;
   memset(&res, 0, sizeof res);

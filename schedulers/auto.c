@@ -126,7 +126,7 @@ static int cand_prepare(const av_sched_ctx_t *ctx, race_t *r, cand_t *c, av_erro
  * closed-form wave model ranks it (*exact 0), so every candidate gets a number. */
 static int predict(const av_sched_ctx_t *ctx, const race_t *r, const av_plan_t *p,
                    av_sched_prediction_t *pred, int *exact, av_error_t *e) {
-  av_sim_config_t cfg = {.model = r->model, .record_timeline = 0};
+  av_sim_config_t cfg = {.model = r->model, .kv_copy = ctx->kv_copy};
   av_sim_result_t res;
   int rc = av_sim_run(&cfg, p, ctx->workload, ctx->gpu, ctx->variants, r->cost, &res, NULL, e);
   *exact = rc != AV_ERR_UNSUPPORTED || r->model != AV_SIM_ENGINE;

@@ -54,6 +54,7 @@ typedef struct av_sched_ctx {
   int64_t max_items;               /* plans larger than this fail (limits.plan_items); 0: none */
   av_launch_model_t launch_model;  /* how the plan's launches will be issued (its plans carry
                                       it, and `auto` predicts its candidates with it) */
+  av_kv_copy_t kv_copy;            /* how the kernels copy KV (`auto` predicts with it) */
   int wide_tiles;                  /* 1: tiles that fill an SM by themselves (the m128
                                       warp-specialised tile, sm_90a) are on the menu; a
                                       scheduler's "wide" parameter sets it */

@@ -418,7 +418,7 @@ static int engine_setup(av__eng_t *e, const av__engine_in_t *in, av_tile_t *merg
   e->line_tokens = bs * ((64 + bs - 1) / bs);
   /* Under the measured cost model (the compiled kernels) a CTA reads and streams whole boxes
    * of KV (sim/engine_boxes.c), and its C(n_q, n) is looked up at their tokens. */
-  e->box_rows = e->cta_caps ? av__engine_box_rows(g, in->workload) : 0;
+  e->box_rows = e->cta_caps ? av__engine_box_rows(g, in->workload, in->kv_copy) : 0;
   double l2_blocks = in->durations_us ? 0 : g->l2_bytes / (e->line_tokens * e->token_bytes);
   *l2_cap = l2_blocks >= INT32_MAX / 4 ? INT32_MAX / 4 : (int32_t)l2_blocks;
   e->l2_ranges = !in->l2_lines && *l2_cap > 0;
@@ -505,6 +505,7 @@ int av__sim_engine(const av_sim_config_t *cfg, const av_plan_t *p, const av_work
                    av_error_t *err) {
   av__engine_in_t in = {.plan = p, .workload = w, .gpu = gpu, .variants = variants,
                         .cost = cost, .record_timeline = cfg->record_timeline,
-                        .l2_lines = cfg->model == AV_SIM_ENGINE_LINES};
+                        .l2_lines = cfg->model == AV_SIM_ENGINE_LINES,
+                        .kv_copy = cfg->kv_copy};
   return av__engine_run(&in, out, tl, NULL, err);
 }

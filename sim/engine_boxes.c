@@ -8,18 +8,16 @@
  * The profile measures C(n_q, n) on pieces that begin at token 0 (anvil profile), where the
  * rounding down is nothing; fixed_division's pieces (node length / k) and the long-KV splits
  * begin anywhere. */
-#include <stdlib.h>
-#include <string.h>
-
 #include "sim/engine_internal.h"
 
 /* The TMA path's conditions (av_kern_kv_maps): a Hopper GPU (the kernels' sm_90a build), a
  * power-of-two block size of at least 8 and a head dim that is a multiple of 64; and the
- * kernels' own switch, AV_NO_TMA (set and not "0": they copy by cp.async, token-exact, as
- * kernels without the TMA path do, so records of such kernels are re-predicted with it). */
-int32_t av__engine_box_rows(const av_gpu_t *gpu, const av_workload_t *w) {
-  const char *off = getenv("AV_NO_TMA");
-  if (off && strcmp(off, "0") != 0) return 0;
+ * run's KV copy (experiment key "kv_copy", anvil exec --kv-copy): cp_async copies
+ * token-exact, as kernels without the TMA path do, so records of such runs are re-predicted
+ * with it. */
+int32_t av__engine_box_rows(const av_gpu_t *gpu, const av_workload_t *w,
+                            av_kv_copy_t kv_copy) {
+  if (kv_copy == AV_KV_COPY_CP_ASYNC) return 0;
   const int bs = w->block_size_tokens > 0 ? w->block_size_tokens : 16;
   if (gpu->sm_arch != 90 || bs < 8 || (bs & (bs - 1)) || w->heads.head_dim % 64 != 0) return 0;
   return bs < 32 ? bs : 32;

@@ -94,6 +94,7 @@ typedef struct av__engine_in {
   int skip_merge;
   /* The per-line L2 (sim/l2.c), the reference model, instead of runs of lines. */
   int l2_lines;
+  av_kv_copy_t kv_copy;        /* how the kernels copy KV: sim/engine_boxes.c */
 } av__engine_in_t;
 
 /* Query-head rows per merge CTA as the engine models them: the compiled merge variant's m
@@ -228,7 +229,8 @@ typedef struct av__eng {
 /* sim/engine_boxes.c: the rows r of the boxes the kernels copy KV in (0 = token-exact
  * copies), and a segment [begin, end) widened to the boxes it reads: [begin rounded down to
  * r, end rounded up to r). */
-int32_t av__engine_box_rows(const av_gpu_t *gpu, const av_workload_t *w);
+int32_t av__engine_box_rows(const av_gpu_t *gpu, const av_workload_t *w,
+                            av_kv_copy_t kv_copy);
 void av__engine_box_span(int32_t r, int64_t begin, int64_t end, int64_t *b, int64_t *e);
 
 /* sim/engine_l2.c: points slot sl's L2 cursor at the first line of the first segment of its

@@ -63,6 +63,7 @@ int av_timeline_write_chrome(const av_timeline_t *t, const av_plan_t *p, const c
 typedef struct av_sim_config {
   av_sim_model_t model;
   int record_timeline;
+  av_kv_copy_t kv_copy;        /* how the kernels copy KV (the default, 0, is TMA) */
 } av_sim_config_t;
 
 /* Simulates plan p (finalized, checked) for workload w. cost supplies per-item fixed costs

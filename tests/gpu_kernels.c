@@ -118,8 +118,9 @@ static void run_checked(av_exec_batch_t *b, const av_plan_t *p, av_dtype_t dt, c
 }
 
 #ifdef AV_HAVE_CUDA
-/* Every compiled tile of w's head dim and dtype, on the three plan shapes. */
-static void run_variants(const av_workload_t *w) {
+/* Every compiled tile of w's head dim and dtype, on the three plan shapes, its KV copied as
+ * `copy` says. */
+static void run_variants(const av_workload_t *w, av_kv_copy_t copy) {
   int nv = 0;
   const av_kern_variant_t *vs = av_kern_variants(&nv);
   ck_assert_int_gt(nv, 0);
@@ -129,6 +130,8 @@ static void run_variants(const av_workload_t *w) {
   av_error_clear(&err);
   av_exec_batch_t *b = av_exec_batch_create(w, 7, 12, &err);
   AV_CK_OK(b ? AV_OK : err.code, &err);
+  AV_CK_OK(av_exec_batch_set_kv_copy(b, copy, &err), &err);
+  if (copy == AV_KV_COPY_CP_ASYNC) ck_assert_int_eq(av_exec_batch_tma(b), 0);
   for (int i = 0; i < nv; ++i) {
     const av_kern_variant_t *v = &vs[i];
     if (v->head_dim != d || v->dtype != (int)dt || v->kind == 3) continue;
@@ -159,7 +162,7 @@ START_TEST(test_every_variant) {
   for (int di = 0; di < 2; ++di)
     for (int ti = 0; ti < 2; ++ti) {
       av_workload_t *w = small_tree(8, 2, dims[di], dts[ti]);
-      run_variants(w);
+      run_variants(w, AV_KV_COPY_TMA);
       av_workload_destroy(w);
     }
 }
@@ -168,19 +171,17 @@ END_TEST
 /* On sm_90a every tile copies KV by TMA where the block size is a power of two >= 8 (boxes of
  * min(block, 32) tokens; a segment's first tile starts rounded down to a box and masks the
  * tokens before it), else by cp.async into the same swizzled tiles (kernels/attn_tma.cuh):
- * block sizes on both sides of that, and the cp.async path forced by AV_NO_TMA at the default
- * size; head dims and dtypes alternate. */
+ * block sizes on both sides of that, and the cp.async path forced by the KV copy "cp_async"
+ * at the default size; head dims and dtypes alternate. */
 START_TEST(test_block_sizes) {
   const int sizes[] = {8, 12, 32, 64, 16};
   for (int i = 0; i < 5; ++i) {
-    if (sizes[i] == 16) setenv("AV_NO_TMA", "1", 1);
     const int odd = i % 2;
     av_workload_t *w = small_tree(8, 2, odd ? 64 : 128, odd ? AV_DTYPE_BF16 : AV_DTYPE_FP16);
     w->block_size_tokens = sizes[i];
-    run_variants(w);
+    run_variants(w, sizes[i] == 16 ? AV_KV_COPY_CP_ASYNC : AV_KV_COPY_TMA);
     av_workload_destroy(w);
   }
-  unsetenv("AV_NO_TMA");
 }
 END_TEST
 
@@ -199,9 +200,7 @@ START_TEST(test_short_segments) {
     av_workload_t *w = av_workload_from_levels(B, L, 4, &h, &err);
     ck_assert_msg(w != NULL, "%s", err.message);
     w->block_size_tokens = i == 1 ? 12 : 16;
-    if (i == 2) setenv("AV_NO_TMA", "1", 1);
-    run_variants(w);
-    unsetenv("AV_NO_TMA");
+    run_variants(w, i == 2 ? AV_KV_COPY_CP_ASYNC : AV_KV_COPY_TMA);
     av_workload_destroy(w);
   }
 }

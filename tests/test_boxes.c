@@ -4,7 +4,8 @@
  * piece reads up to the end of its last box. The span rule as a table of cases, and the
  * engine: a lone CTA over such a piece takes the profile's C at the boxes' tokens, and
  * exactly C at its own tokens where the kernels copy token-exact (another architecture, a
- * block size TMA cannot map, or AV_NO_TMA set). */
+ * block size TMA cannot map, or the KV copy "cp_async"). The copy is a parameter of the run,
+ * never the environment: an AV_NO_TMA left in it changes nothing. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@
 
 static const av_tile_t PART = {AV_KERNEL_PARTIAL, 16, 64, 4};
 
-/* sm_arch, block size, segment, the span the engine charges */
+/* sm_arch, block size, segment, the span the engine charges; every case under "tma" */
 static const struct span_case {
   int sm_arch, block_size;
   int64_t begin, end, want_begin, want_end;
@@ -45,7 +46,7 @@ START_TEST(test_span_cases) {
     w.block_size_tokens = c->block_size;
     w.heads = av_test_heads();
     int64_t b, e;
-    av__engine_box_span(av__engine_box_rows(&g, &w), c->begin, c->end, &b, &e);
+    av__engine_box_span(av__engine_box_rows(&g, &w, AV_KV_COPY_TMA), c->begin, c->end, &b, &e);
     ck_assert_msg(b == c->want_begin && e == c->want_end,
                   "case %zu (sm_%d, block %d, [%lld, %lld)): got [%lld, %lld), want [%lld, %lld)",
                   i, c->sm_arch, c->block_size, (long long)c->begin, (long long)c->end,
@@ -72,7 +73,7 @@ static const char *write_profile(void) {
 
 /* One CTA over tokens [begin, end) of a 256-token root (16-token pages), alone on a GPU
  * whose HBM, L2 and launches are out of the way: its simulated duration. */
-static double lone_piece(int sm_arch, int64_t begin, int64_t end) {
+static double lone_piece(int sm_arch, av_kv_copy_t copy, int64_t begin, int64_t end) {
   av_gpu_t g = av_test_small_gpu();
   g.sm_arch = sm_arch;
   g.hbm_bw_datasheet_GBps = g.hbm_bw_measured_GBps = g.l2_bw_GBps = 1e9;
@@ -96,7 +97,7 @@ static double lone_piece(int sm_arch, int64_t begin, int64_t end) {
   sg->end = end;
   av_costmodel_t *m = av_test_profile_model(write_profile(), &g, &w->heads, &vs, &err);
   ck_assert_msg(m != NULL, "%s", err.message);
-  av_sim_config_t cfg = {.model = AV_SIM_ENGINE, .record_timeline = 1};
+  av_sim_config_t cfg = {.model = AV_SIM_ENGINE, .record_timeline = 1, .kv_copy = copy};
   av_sim_result_t res;
   av_timeline_t tl;
   memset(&tl, 0, sizeof tl);
@@ -113,18 +114,25 @@ static double lone_piece(int sm_arch, int64_t begin, int64_t end) {
 }
 
 START_TEST(test_engine_piece) {
-  unsetenv("AV_NO_TMA");
-  /* aligned: C at its own 64 tokens, as the profile measured it */
-  ck_assert_double_eq_tol(lone_piece(90, 0, 64), lone_us(64), 1e-6);
+  const av_kv_copy_t TMA = AV_KV_COPY_TMA, CP = AV_KV_COPY_CP_ASYNC;
+  /* aligned: C at its own 64 tokens, as the profile measured it, whatever the copy */
+  ck_assert_double_eq_tol(lone_piece(90, TMA, 0, 64), lone_us(64), 1e-6);
+  ck_assert_double_eq_tol(lone_piece(90, CP, 0, 64), lone_us(64), 1e-6);
   /* [40, 104) reads the boxes [32, 112): C(80), not C(64) */
-  ck_assert_double_eq_tol(lone_piece(90, 40, 104), lone_us(80), 1e-6);
-  /* token-exact copies: before Hopper, and with the kernels' own switch */
-  ck_assert_double_eq_tol(lone_piece(80, 40, 104), lone_us(64), 1e-6);
+  ck_assert_double_eq_tol(lone_piece(90, TMA, 40, 104), lone_us(80), 1e-6);
+  /* token-exact copies: before Hopper, and with the KV copy "cp_async" */
+  ck_assert_double_eq_tol(lone_piece(80, TMA, 40, 104), lone_us(64), 1e-6);
+  ck_assert_double_eq_tol(lone_piece(90, CP, 40, 104), lone_us(64), 1e-6);
+}
+END_TEST
+
+/* The environment the simulator runs in is no input: the former switch of the kernels'
+ * copies, left set, changes no prediction (only the run's "kv_copy" does). */
+START_TEST(test_environment_ignored) {
   setenv("AV_NO_TMA", "1", 1);
-  ck_assert_double_eq_tol(lone_piece(90, 40, 104), lone_us(64), 1e-6);
-  setenv("AV_NO_TMA", "0", 1);
-  ck_assert_double_eq_tol(lone_piece(90, 40, 104), lone_us(80), 1e-6);
+  const double d = lone_piece(90, AV_KV_COPY_TMA, 40, 104);
   unsetenv("AV_NO_TMA");
+  ck_assert_double_eq_tol(d, lone_us(80), 1e-6);
 }
 END_TEST
 
@@ -133,6 +141,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, test_span_cases);
   tcase_add_test(tc, test_engine_piece);
+  tcase_add_test(tc, test_environment_ignored);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -59,8 +59,32 @@ START_TEST(provenance_names_inputs) {
   ck_assert_str_eq(json_string_value(json_object_get(spec, "sha256")), hex);
   ck_assert_uint_eq(strlen(json_string_value(json_object_get(p, "experiment_sha256"))), 64);
   ck_assert_ptr_null(json_object_get(p, "profiles")); /* roofline reads no profile */
+  ck_assert_str_eq(json_string_value(json_object_get(p, "kv_copy")), "tma"); /* the default */
   json_decref(p);
   av_experiment_destroy(e);
+}
+END_TEST
+
+/* How the kernels copy KV changes predictions (tests/test_boxes.c): an experiment's
+ * "kv_copy" is carried to the run and recorded in its provenance. */
+START_TEST(provenance_records_kv_copy) {
+  av_error_t err;
+  av_error_clear(&err);
+  json_error_t je;
+  json_t *doc = json_loads("{\"name\": \"copy\", \"gpu\": \"H200-SXM\", \"kv_copy\": "
+                           "\"cp_async\", \"workloads\": [{\"kind\": \"levels\", "
+                           "\"B\": [1, 4], \"L\": [128, 32]}], \"schedulers\": "
+                           "[{\"name\": \"query_centric\"}]}",
+                           JSON_REJECT_DUPLICATES, &je);
+  ck_assert_msg(doc != NULL, "%s", je.text);
+  av_experiment_t *e = NULL;
+  AV_CK_OK(av_experiment_from_json(doc, "copy.json", &e, &err), &err);
+  ck_assert_int_eq(e->kv_copy, AV_KV_COPY_CP_ASYNC);
+  json_t *p = av_provenance_json(e);
+  ck_assert_str_eq(json_string_value(json_object_get(p, "kv_copy")), "cp_async");
+  json_decref(p);
+  av_experiment_destroy(e);
+  json_decref(doc);
 }
 END_TEST
 
@@ -116,6 +140,7 @@ int main(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, sha256_known_answers);
   tcase_add_test(tc, provenance_names_inputs);
+  tcase_add_test(tc, provenance_records_kv_copy);
   tcase_add_test(tc, validation_records_profile);
   tcase_add_test(tc, version_option);
   suite_add_tcase(s, tc);

@@ -84,7 +84,7 @@ int av__plan_validate(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev
     if (t->m_rows >= AV_TILE_WIDE_ROWS && !b->kv_maps)
       return av_error_set(err, AV_ERR_UNSUPPORTED, AV_SRC, path,
                           "the %d x %d tile copies its KV by TMA, which this batch cannot use "
-                          "(a KV block size that is a power of two >= 8 and AV_NO_TMA unset)",
+                          "(a KV block size that is a power of two >= 8 and the KV copy \"tma\")",
                           t->m_rows, t->n_tokens);
     if ((t->kind == AV_KERNEL_PERSISTENT) != (p->launches[l].persistent_ctas > 0))
       return av_error_set(err, AV_ERR_UNSUPPORTED, AV_SRC, path,

@@ -54,6 +54,10 @@ av_exec_batch_t *av_exec_batch_create(const av_workload_t *w, uint64_t seed, int
 void av_exec_batch_destroy(av_exec_batch_t *b) { (void)b; }
 const char *av_exec_batch_gpu(const av_exec_batch_t *b) { (void)b; return ""; }
 int av_exec_batch_tma(const av_exec_batch_t *b) { (void)b; return 0; }
+int av_exec_batch_set_kv_copy(av_exec_batch_t *b, av_kv_copy_t c, av_error_t *err) {
+  (void)b, (void)c;
+  return av_exec_available(err);
+}
 int av_exec_batch_run(av_exec_batch_t *b, const av_plan_t *p, const av_exec_opts_t *o,
                       av_exec_result_t *out, av_error_t *err) {
   (void)b, (void)p, (void)o, (void)out;
@@ -104,6 +108,19 @@ void av_exec_batch_destroy(av_exec_batch_t *b) {
 
 const char *av_exec_batch_gpu(const av_exec_batch_t *b) { return b ? b->dev.name : ""; }
 int av_exec_batch_tma(const av_exec_batch_t *b) { return b && b->kv_maps ? 1 : 0; }
+
+int av_exec_batch_set_kv_copy(av_exec_batch_t *b, av_kv_copy_t c, av_error_t *err) {
+  av_kern_free(b->kv_maps);
+  b->kv_maps = NULL;
+  b->kv_map_rows = 0;
+  if (c == AV_KV_COPY_CP_ASYNC) return AV_OK;
+  const av_exec_host_t *h = &b->host;
+  const av_kern_batch_t kb = {.k = b->k, .v = b->v, .hkv = h->hkv, .head_dim = h->d,
+                              .dtype = (int)h->dtype, .block_size = h->bs};
+  return av_kern_kv_maps(&kb, h->n_blocks, &b->kv_maps, &b->kv_map_rows) != 0
+             ? av__exec_cuda_fail(err)
+             : AV_OK;
+}
 
 static int av_check_heads(const av_heads_t *h, av_error_t *err) {
   if (h->head_dim != 64 && h->head_dim != 128)
@@ -164,11 +181,7 @@ av_exec_batch_t *av_exec_batch_create(const av_workload_t *w, uint64_t seed, int
   AV_K(av_kern_h2d(b->off, h->node_block_off, ((size_t)w->n_nodes + 1) * sizeof(int32_t)));
   AV_K(av_kern_h2d(b->blocks, h->block_ids, (size_t)h->n_blocks * sizeof(int32_t)));
   AV_K(av_kern_stream_create(&b->main, -1));
-  {
-    const av_kern_batch_t kb = {.k = b->k, .v = b->v, .hkv = h->hkv, .head_dim = h->d,
-                                .dtype = (int)h->dtype, .block_size = h->bs};
-    AV_K(av_kern_kv_maps(&kb, h->n_blocks, &b->kv_maps, &b->kv_map_rows));
-  }
+  rc = av_exec_batch_set_kv_copy(b, AV_KV_COPY_TMA, err);
 done:
   if (rc != AV_OK) {
     av_exec_batch_destroy(b);

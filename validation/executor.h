@@ -72,9 +72,14 @@ av_exec_batch_t *av_exec_batch_create(const av_workload_t *w, uint64_t seed,
 void av_exec_batch_destroy(av_exec_batch_t *b);
 /* The device's name ("NVIDIA H200"). */
 const char *av_exec_batch_gpu(const av_exec_batch_t *b);
-/* 1 when the batch's KV tiles are copied by TMA (sm_90 and a KV block size that is a power of
- * two >= 8, AV_NO_TMA unset), which the warp-specialised m128 tile needs; else 0. */
+/* 1 when the batch's KV tiles are copied by TMA (sm_90, a KV block size that is a power of
+ * two >= 8 and the KV copy "tma"), which the warp-specialised m128 tile needs; else 0. */
 int av_exec_batch_tma(const av_exec_batch_t *b);
+/* How the batch's kernels copy KV from here on: AV_KV_COPY_TMA (the default a batch is
+ * created with) maps the cache for TMA where the hardware allows it, AV_KV_COPY_CP_ASYNC
+ * drops the maps so every tile copies token-exact by cp.async (A/B runs, and the kernels the
+ * simulator's "kv_copy": "cp_async" predicts). */
+int av_exec_batch_set_kv_copy(av_exec_batch_t *b, av_kv_copy_t c, av_error_t *err);
 
 /* Runs plan p (made for the batch's workload) as opts say. The plan is checked
  * (av_plan_check) and every launch's variant looked up before anything is launched. */
