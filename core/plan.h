@@ -43,7 +43,7 @@ typedef enum { AV_LAUNCH_STREAMS = 0, AV_LAUNCH_GRAPH = 1, AV_LAUNCH_PDL = 2 } a
 int av_launch_model_from_name(const char *name, av_launch_model_t *out);
 const char *av_launch_model_name(av_launch_model_t m);
 
-/* How the kernels copy KV into shared memory (docs/kernels.md#tma), and so how many tokens
+/* How the kernels copy KV into shared memory (docs/kernels.md#the-copy-paths), and so how many tokens
  * the simulator charges a piece (docs/simulator.md#kv-copies-by-whole-boxes): TMA, in boxes
  * of whole pages where the hardware and cache layout allow it (sm_90, a power-of-two block
  * size >= 8, a head dim that is a multiple of 64), cp.async elsewhere; CP_ASYNC, token-exact
