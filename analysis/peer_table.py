@@ -5,8 +5,8 @@ files the folder holds.
 
 - anvil.json        `anvil exec` of the experiment, every plan on streams;
 - anvil_graph.json  the same with "launch": "graph", every plan one CUDA graph;
-- peers.json        validation/peer_varlen.py: SDPA split by path length, varlen attention;
-- cascade.json      validation/peer_cascade.py: FlashInfer's cascade, eager and (--graphs)
+- peers.json        bench/peers/peer_varlen.py: SDPA split by path length, varlen attention;
+- cascade.json      bench/peers/peer_cascade.py: FlashInfer's cascade, eager and (--graphs)
                     captured.
 
 Each peer is divided by anvil's best plan in the same launch model: the eager peers by anvil

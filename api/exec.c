@@ -1,8 +1,8 @@
-/* anvil_exec: the GPU executor (validation/executor.h) behind the public API. */
+/* anvil_exec: the GPU executor (executor/executor.h) behind the public API. */
 #include <string.h>
 
 #include "api/api_internal.h"
-#include "validation/executor.h"
+#include "executor/executor.h"
 
 int anvil_exec(const anvil_plan_t *p, uint64_t seed, int repeats, anvil_exec_result_t *out,
                anvil_error_t *err) {

@@ -3,7 +3,7 @@
  * against fp64 attention (outputs poisoned, fully written, merge deterministic), optionally
  * traced per CTA, and timed (median of repeats, L2 flushed between them). Results go to
  * --out (JSON) and --csv once everything ran; a failed verification makes the exit status 2.
- * The device is identified first (validation/device_id.h) and plans are made for its GPU
+ * The device is identified first (executor/device_id.h) and plans are made for its GPU
  * spec, which the experiment must list: a plan for one GPU is never run and reported as
  * another's (docs/validation.md). */
 #include <math.h>
@@ -18,8 +18,8 @@
 #include "pipeline/experiment.h"
 #include "core/escape.h"
 #include "core/json_util.h"
-#include "validation/device_id.h"
-#include "validation/executor.h"
+#include "executor/device_id.h"
+#include "executor/executor.h"
 #include "pipeline/results_dir.h"
 #include "pipeline/autotune.h"
 
@@ -394,7 +394,7 @@ static int check_gpu_spec(const exec_opts_t *o, const av_experiment_t *e, av_err
   return rc;
 }
 
-/* Identifies the device, picks its spec (validation/device_id.h) and, for an experiment, the
+/* Identifies the device, picks its spec (executor/device_id.h) and, for an experiment, the
  * entry plans are made for. */
 static int identify_device(exec_opts_t *o, const av_experiment_t *e, av_error_t *err) {
   av_device_desc_t d;

@@ -1,5 +1,5 @@
 /* `anvil profile` (docs/validation.md): identifies the CUDA device, measures it with the
- * profiler (validation/profile.h) and writes profiles/<gpu>.json (the `profile` cost model's
+ * profiler (profiler/profile.h) and writes profiles/<gpu>.json (the `profile` cost model's
  * table), profiles/<gpu>.spec.json (the GPU spec with measured figures, used by `anvil
  * validate`) and profiles/<gpu>.details.json. Nothing is written unless every measurement
  * succeeded. */
@@ -12,8 +12,8 @@
 #include "pipeline/files.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "validation/device_id.h"
-#include "validation/profile.h"
+#include "executor/device_id.h"
+#include "profiler/profile.h"
 #include "pipeline/results_dir.h"
 
 enum { OPT_QUICK = 256, OPT_RUNS, OPT_GRAPH, OPT_PDL, OPT_TILES };

@@ -14,7 +14,7 @@
 #include "core/json_util.h"
 #include "core/occupancy.h"
 #include "sim/sim.h"
-#include "validation/profile.h"
+#include "profiler/profile.h"
 
 enum { OPT_MEASURED = 256, OPT_HEAD_DIM, OPT_TILE };
 

@@ -1,5 +1,5 @@
 /* `anvil validate EXP.json`: the command around pipeline/validate.h. The device must be the
- * GPU the experiment names (identified by validation/device_id.c); predictions use the
+ * GPU the experiment names (identified by executor/device_id.c); predictions use the
  * calibrated spec the profiler wrote (profiles/<gpu>.spec.json) when there is one. Each
  * finished batch is journaled (DIR/validation.journal.jsonl), so a validation stopped
  * part-way continues with --resume. */
@@ -19,8 +19,8 @@
 #include "pipeline/validate_offline.h"
 #include "pipeline/validate_report.h"
 #include "core/json_util.h"
-#include "validation/device_id.h"
-#include "validation/profile.h"
+#include "executor/device_id.h"
+#include "profiler/profile.h"
 #include "pipeline/results_dir.h"
 
 enum { OPT_SPEC = 256, OPT_NO_CAL, OPT_TRACE_OF, OPT_REPEATS, OPT_OFFLINE, OPT_RESUME,

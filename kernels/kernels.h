@@ -1,6 +1,6 @@
 /* The GPU side as plain C: extern "C" launchers for the attention kernels (partial, persistent,
  * decode, merge) and thin wrappers over the CUDA runtime (memory, streams, events), so host C
- * (validation/executor.c) never includes a CUDA header. Every function returns 0 or a CUDA
+ * (executor/executor.c) never includes a CUDA header. Every function returns 0 or a CUDA
  * error code; av_kern_last_error() says which call failed, where, and why. */
 #ifndef AV_KERNELS_H
 #define AV_KERNELS_H

@@ -241,7 +241,7 @@ extern "C" int av_kern_device_info(int dev, av_kern_device_t *out) {
   out->sm_arch = p.major * 10 + p.minor;
   out->l2_bytes = p.l2CacheSize;
   out->smem_per_block_optin = (int)p.sharedMemPerBlockOptin;
-  /* The memory clock tells an A100 40 GB from its 80 GB sibling (validation/device_id.c). */
+  /* The memory clock tells an A100 40 GB from its 80 GB sibling (executor/device_id.c). */
   if (cudaDeviceGetAttribute(&out->mem_clock_khz, cudaDevAttrMemoryClockRate, dev) != cudaSuccess) {
     (void)cudaGetLastError();
     out->mem_clock_khz = 0;

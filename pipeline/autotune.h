@@ -10,7 +10,7 @@
 #include <jansson.h>
 
 #include "schedulers/auto.h"
-#include "validation/executor.h"
+#include "executor/executor.h"
 
 #define AV_AUTOTUNE_MAX_K 16
 

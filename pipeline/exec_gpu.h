@@ -1,5 +1,5 @@
 /* Which of an experiment's GPUs does `anvil exec` plan for? The one whose spec was picked
- * for the device it runs on (validation/device_id.h), never gpus[0] by default: a plan made
+ * for the device it runs on (executor/device_id.h), never gpus[0] by default: a plan made
  * for one GPU's occupancy and rates is not run and reported as if it were another's
  * (docs/validation.md). Pure, so the rule is tested without a GPU (tests/test_exec_gpu.c). */
 #ifndef AV_CLI_EXEC_GPU_H

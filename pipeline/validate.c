@@ -18,7 +18,7 @@
 #include "pipeline/files.h"
 #include "proofs/proofs.h"
 #include "sim/replay.h"
-#include "validation/executor.h"
+#include "executor/executor.h"
 
 typedef struct vrun {
   const av_validate_opts_t *o;

@@ -19,7 +19,7 @@
 #include "pipeline/validate_report.h"
 #include "core/escape.h"
 #include "core/json_util.h"
-#include "validation/profile.h"
+#include "profiler/profile.h"
 
 typedef struct octx {
   const av_voffline_opts_t *o;

@@ -1,4 +1,4 @@
-/* `anvil validate`'s report (pipeline/validate_report.h): statistics from validation/compare.c,
+/* `anvil validate`'s report (pipeline/validate_report.h): statistics from pipeline/compare.c,
  * laid out for readers (the printed table), for scripts (validation.json) and for
  * spreadsheets (validation.csv). */
 #include "pipeline/files.h"
@@ -11,7 +11,7 @@
 
 #include "core/escape.h"
 #include "core/json_util.h"
-#include "validation/compare.h"
+#include "pipeline/compare.h"
 
 #define TOL 0.05 /* "within 5 % of the measured best plan" (docs/validation.md) */
 

@@ -1,5 +1,5 @@
 /* The report of `anvil validate`: one row per (batch, scheduler) with the prediction, the
- * measurement and their error, the experiment's statistics (validation/compare.h) overall and
+ * measurement and their error, the experiment's statistics (pipeline/compare.h) overall and
  * per scheduler, and with --trace the replayed makespan that splits the error into dispatch
  * and cost-model parts. Written as validation.json and validation.csv, both or neither. */
 #ifndef AV_CLI_VALIDATE_REPORT_H

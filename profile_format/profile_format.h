@@ -54,7 +54,7 @@ typedef struct av_profile_cores {
 #define AV_PROF_MAX_MERGE 12             /* slot counts measured per merge curve */
 #define AV_PROF_MERGE_SEG 16             /* KV tokens of each measured partial item */
 
-/* The merge kernel alone (validation/profile_merge.c): one request of `slots` partial states
+/* The merge kernel alone (profiler/measure_merge.c): one request of `slots` partial states
  * per query head, one merge CTA of `rows` (request, query head) rows; mean traced duration. */
 typedef struct av_profile_merge {
   int head_dim;
@@ -71,7 +71,7 @@ typedef struct av_profile_merge {
 #define AV_PROF_MAX_QUEUE 8              /* persistent variants with a queue curve */
 #define AV_PROF_QUEUE_PTS 3              /* item lengths per curve */
 
-/* One persistent variant's queue curve (validation/profile_queue.c): persistent CTAs whose
+/* One persistent variant's queue curve (profiler/measure_queue.c): persistent CTAs whose
  * queues hold AV_PROF_QUEUE_ITEMS one-query items each, every item over its own root of kv[i]
  * tokens, L2 flushed; from the trace, the mean time of a queue's first item (from its CTA's
  * start) and of the others (each from the previous item's end). Once with one CTA alone on
@@ -91,7 +91,7 @@ typedef struct av_profile_queue {
 #define AV_PROF_START_KV 2                /* item lengths of the start step */
 #define AV_PROF_START_ROWS 2              /* query rows of the start step: 1 and the tile's m */
 
-/* One variant's first-wave start waves (validation/profile_start.c,
+/* One variant's first-wave start waves (profiler/measure_start.c,
  * docs/simulator.md#a-launchs-first-wave): per k = 1 .. the variant's occupancy one launch of k x SMs
  * one-item CTAs, each item over its own root of kv[j] tokens with rows[r] queries (GQA group
  * 1), L2 flushed; the mean traced CTA duration. Against C(rows, kv) (the same CTA alone) it

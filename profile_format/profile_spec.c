@@ -35,7 +35,7 @@ static void dispatch_fields(json_t *s, const av_profile_t *p, const char *by, co
   }
 }
 
-/* The graph launch model's figures (validation/profile_graph.c), the stream gap less the
+/* The graph launch model's figures (profiler/measure_graph.c), the stream gap less the
  * refill as above. */
 void av__profile_graph_fields(json_t *s, const av_profile_t *p, const char *date) {
   const char *by = p->command[0] ? p->command : "anvil profile";
@@ -60,7 +60,7 @@ void av__profile_graph_fields(json_t *s, const av_profile_t *p, const char *date
   set_field(s, "graph_run_tail_us", round(p->graph_tail_us * 1000) / 1000, src);
 }
 
-/* The pdl launch model's join (validation/profile_graph.c). */
+/* The pdl launch model's join (profiler/measure_graph.c). */
 void av__profile_pdl_field(json_t *s, const av_profile_t *p, const char *date) {
   if (p->pdl_join_us <= 0) return;
   char src[1024];

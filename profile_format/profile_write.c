@@ -63,7 +63,7 @@ static json_t *reals(const double *v, int n, double scale) {
   return a;
 }
 
-/* The queue curves (validation/profile_queue.c). */
+/* The queue curves (profiler/measure_queue.c). */
 static json_t *queue_json(const av_profile_t *p) {
   json_t *vs = json_array();
   for (int i = 0; i < p->n_queue; i++) {

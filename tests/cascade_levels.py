@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The cascade peer's level mapping (validation/cascade_levels.py), checked without a GPU: on
+"""The cascade peer's level mapping (bench/peers/cascade_levels.py), checked without a GPU: on
 every explicit batch of the committed held-out experiments and on hand-made edge cases, each
 request's row reads, over all levels, exactly the nodes of its path, each whole and once, in
 levels whose entries cover the rows in order, and no level reads a node for two entries (the
@@ -15,7 +15,7 @@ import sys
 
 REPO = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
                        os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(REPO, "validation"))
+sys.path.insert(0, os.path.join(REPO, "bench", "peers"))
 from cascade_levels import levels, paths  # noqa: E402
 
 PAGE = 16

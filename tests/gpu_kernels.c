@@ -12,7 +12,7 @@
 #include "schedulers/scheduler.h"
 #include "core/plan.h"
 #include "tests/support.h"
-#include "validation/executor.h"
+#include "executor/executor.h"
 
 #ifdef AV_HAVE_CUDA
 #include "kernels/kernels.h"

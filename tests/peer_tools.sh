@@ -1,8 +1,9 @@
 #!/bin/sh
 # The peer tools without a GPU (docs/kernels.md#peers): analysis/peer_table.py reads the two
 # committed peer records and gives their geometric means, and refuses a folder without an
-# anvil report; scripts/peer-evidence refuses bad arguments with a message, before it builds
-# or runs anything.  usage: tests/peer_tools.sh PYTHON   (from the repository root)
+# anvil report; the scripts that scripts/peer-evidence, scripts/kernel-evidence and the records'
+# commands run exist; scripts/peer-evidence refuses bad arguments with a message, before it
+# builds or runs anything.  usage: tests/peer_tools.sh PYTHON   (from the repository root)
 py="${1:-python3}"
 fail() { echo "peer_tools: $*" >&2; exit 1; }
 out=$("$py" analysis/peer_table.py results/h200/peers) || fail "peer_table on results/h200/peers"
@@ -14,6 +15,11 @@ echo "$out" | grep -q "^| chain-238906 | 64/8 | 77.1 (\`auto\`) | 3.86× |$" ||
 echo "$out" | grep -q "cascade as a graph 1.63× (21 batches)$" || fail "results/h100/peers_graph: mean"
 err=$("$py" analysis/peer_table.py results/h100 2>&1) && fail "peer_table accepted a folder without anvil.json"
 echo "$err" | grep -q "no anvil.json or anvil_graph.json" || fail "peer_table's message: $err"
+# Every Python script the evidence scripts and the records' commands run is where they say.
+for s in $(find results -name README.md | xargs grep -hoE 'python3 [A-Za-z0-9_./-]+\.py' \
+             scripts/peer-evidence scripts/kernel-evidence | cut -d' ' -f2 | sort -u); do
+  [ -f "$s" ] || fail "$s, which a command of scripts/ or results/ runs, does not exist"
+done
 check() {  # check EXPECTED_MESSAGE ARGS...: peer-evidence exits 1 with the message
   want="$1"
   shift

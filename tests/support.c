@@ -16,7 +16,7 @@
 #include "core/params.h"
 #include "core/plan.h"
 #include "proofs/proofs.h"
-#include "validation/profile.h"
+#include "profiler/profile.h"
 
 av_heads_t av_test_heads(void) {
   av_heads_t h = {.hq = 32, .hkv = 8, .head_dim = 128, .dtype = AV_DTYPE_FP16};

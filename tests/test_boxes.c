@@ -15,7 +15,7 @@
 #include "core/plan.h"
 #include "sim/sim.h"
 #include "support.h"
-#include "validation/profile.h"
+#include "profiler/profile.h"
 
 static const av_tile_t PART = {AV_KERNEL_PARTIAL, 16, 64, 4};
 

@@ -15,7 +15,7 @@
 #include "core/plan.h"
 #include "sim/sim.h"
 #include "support.h"
-#include "validation/profile.h"
+#include "profiler/profile.h"
 
 static const av_tile_t TILE = {AV_KERNEL_PARTIAL, 16, 64, 4};
 #define SMEM_K3 76800 /* 3 CTAs per SM on av_test_small_gpu */

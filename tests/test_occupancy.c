@@ -1,7 +1,7 @@
 /* Occupancy: hand-computed cases on sm_80, sm_89 and sm_90 (the arithmetic is in the
  * comments), invalid configurations, and the table recorded on an H200 with
  * cudaOccupancyMaxActiveBlocksPerMultiprocessor (tests/data/occupancy_h200.json, recorded by
- * validation/occupancy_probe.cu), which the model must match in every row. */
+ * bench/occupancy_probe.cu), which the model must match in every row. */
 #include <jansson.h>
 #include <stdio.h>
 

@@ -16,7 +16,7 @@
 #include "core/plan.h"
 #include "sim/sim.h"
 #include "support.h"
-#include "validation/profile.h"
+#include "profiler/profile.h"
 
 static const av_tile_t TILE = {AV_KERNEL_PARTIAL, 16, 64, 4};
 static const av_tile_t PTILE = {AV_KERNEL_PERSISTENT, 16, 64, 4};

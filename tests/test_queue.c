@@ -10,7 +10,7 @@
 
 #include "core/plan.h"
 #include "support.h"
-#include "validation/profile.h"
+#include "profiler/profile.h"
 
 static const av_tile_t PERS = {AV_KERNEL_PERSISTENT, 16, 64, 4};
 static const av_tile_t PART = {AV_KERNEL_PARTIAL, 16, 64, 4};
@@ -109,7 +109,7 @@ START_TEST(test_profiler_queue) {
 }
 END_TEST
 
-/* The dispatch gaps (validation/profile_dispatch.c) on a hand-made trace: SM 0 runs items
+/* The dispatch gaps (profiler/measure_dispatch.c) on a hand-made trace: SM 0 runs items
  * 0, 1 from 0 us (ends 4, 6); item 2 refills at 4.5 (gap 0.5), item 3 at 7 (gap 1); SM 1's one
  * CTA has no refill. As a plan of launches 0 (items 0, 1) and 1 (items 2, 3) on one stream,
  * as the profiler's serial plan of four launches (one item each), the stream gaps are the

@@ -1,5 +1,5 @@
-/* Validation statistics (validation/compare.c) on hand-computed data, device identification
- * (validation/device_id.c) on fake device descriptions against the real gpus/ specs, and
+/* Validation statistics (pipeline/compare.c) on hand-computed data, device identification
+ * (executor/device_id.c) on fake device descriptions against the real gpus/ specs, and
  * the profile / validation helpers that need no GPU. */
 #include <math.h>
 #include <stdio.h>
@@ -10,9 +10,9 @@
 #include "costmodels/costmodel.h"
 #include "core/json_util.h"
 #include "support.h"
-#include "validation/compare.h"
-#include "validation/device_id.h"
-#include "validation/profile.h"
+#include "pipeline/compare.h"
+#include "executor/device_id.h"
+#include "profiler/profile.h"
 
 #define EPS 1e-9
 

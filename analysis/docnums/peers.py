@@ -1,12 +1,12 @@
 """The numbers of docs/kernels.md#peers: anvil's best plan per held-out batch (`anvil exec` of
-the H200's held-out set 1) against the variable-length peers of validation/peer_varlen.py and
-FlashInfer's cascade attention (validation/peer_cascade.py), measured in one run on one
+the H200's held-out set 1) against the variable-length peers of bench/peers/peer_varlen.py and
+FlashInfer's cascade attention (bench/peers/peer_cascade.py), measured in one run on one
 machine (results/h200/peers/)."""
 from docnums import load_json
 from peer_table import geomean as _geomean
 
 REC = "results/h200/peers"
-# FlashInfer's configurations (validation/peer_cascade.py), as the doc names them.
+# FlashInfer's configurations (bench/peers/peer_cascade.py), as the doc names them.
 KIND_NAMES = {"cascade": "the wrapper as it is", "prefill-fa2": "FlashAttention-2 prefill",
               "decode": "decode on CUDA cores", "decode-tc": "decode on tensor cores"}
 BACKEND_NAMES = {"fa2": "FlashAttention-2 prefill", "fa3": "FlashAttention-3 prefill"}

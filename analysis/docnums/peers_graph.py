@@ -1,7 +1,7 @@
 """The numbers of docs/kernels.md#peers on launch overhead: anvil's plans and FlashInfer's
 cascade attention both run as CUDA graphs, on the H100's held-out set 3, in one run on one
 machine (results/h100/peers_graph/): `anvil exec` of the set with "launch": "graph" and
-validation/peer_cascade.py --graphs, which times every FlashInfer configuration eager and
+bench/peers/peer_cascade.py --graphs, which times every FlashInfer configuration eager and
 captured."""
 from docnums import load_json
 from peer_table import best_plans

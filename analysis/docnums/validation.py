@@ -2,7 +2,7 @@
 the committed `anvil validate` records (results/<gpu>/validation/<set>/validation.json and
 results/<gpu>/transfer/<set>/validation.json), never from the summaries the records carry.
 
-The statistics follow validation/compare.c: a batch is a (batch, heads) pair; best-plan
+The statistics follow pipeline/compare.c: a batch is a (batch, heads) pair; best-plan
 agreement and regret rank every scheduler but `auto`, ties to the first listed; `auto` is
 within 5 % when its measured time is at most 1.05 x the measured best of the others."""
 import functools

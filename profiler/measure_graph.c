@@ -1,4 +1,4 @@
-/* The profiler's launch-model steps (validation/profile.h, docs/validation.md#profiling),
+/* The profiler's launch-model steps (profiler/profile.h, docs/validation.md#profiling),
  * for the launch models of docs/kernels.md#launch-models other than plain streams:
  *
  * - graph: what the streams figures measure (the gap between two kernels of one stream, the
@@ -9,8 +9,8 @@
  * - pdl: the join before the merge when the merge is a programmatic dependent launch. */
 #include <stdio.h>
 
-#include "validation/executor.h"
-#include "validation/profile.h"
+#include "executor/executor.h"
+#include "profiler/profile.h"
 
 #define SRC "profile"
 

@@ -1,8 +1,8 @@
-/* Host side of the profiler (validation/profile.h): the measurement batches and plans, the
- * fits. The measuring loop itself is validation/profile_run.c; the files are written by
+/* Host side of the profiler (profiler/profile.h): the measurement batches and plans, the
+ * fits. The measuring loop itself is profiler/measure_run.c; the files are written by
  * profile_format/. */
 #include "proofs/proofs.h"
-#include "validation/profile.h"
+#include "profiler/profile.h"
 
 #include <gsl/gsl_fit.h>
 #include <math.h>

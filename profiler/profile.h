@@ -6,7 +6,7 @@
  *   <out>.spec.json    the GPU spec with the measured figures (gpus/ format),
  *   <out>.details.json every raw measurement and fit, for the record.
  * Host parts (workloads, plans, fits, files) work without a GPU and are unit-tested;
- * av_profile_measure needs one (validation/profile_run.c). */
+ * av_profile_measure needs one (profiler/measure_run.c). */
 #ifndef AV_PROFILE_H
 #define AV_PROFILE_H
 
@@ -19,7 +19,7 @@
 #include "core/variants.h"
 #include "core/workload.h"
 #include "profile_format/profile_format.h"
-#include "validation/executor.h"
+#include "executor/executor.h"
 
 /* --- host helpers -------------------------------------------------------------------- */
 /* Measurement batch: one root per entry of kv (that many tokens), n_q requests ending at
@@ -38,7 +38,7 @@ av_plan_t *av_profile_plan(const av_workload_t *w, const av_tile_t *tile, int se
  * "start_us", "end_us"}, ...]}, the executor's format; merge records, item -1, are not
  * counted); ends are exclusive. */
 int av_profile_max_resident(const json_t *trace, int *out, av_error_t *err);
-/* Dispatch gaps from a trace (validation/profile_dispatch.c): the mean refill gap of a grid's
+/* Dispatch gaps from a trace (profiler/measure_dispatch.c): the mean refill gap of a grid's
  * CTAs in their SM slots (*n refills), and the mean gap between consecutive launches of one
  * stream of plan p. */
 int av_profile_refill_gap(const json_t *trace, double *mean_us, int32_t *n, av_error_t *err);
@@ -59,7 +59,7 @@ av_plan_t *av_profile_cores_plan(const av_workload_t *w, const av_tile_t *tile,
 int av_profile_cores_slowdown(const double *dur_us, int n_k, double fixed_us, double *out,
                               av_error_t *err);
 /* Mean duration of a trace's attention CTAs (items 0 .. n_items-1, any head) and the span
- * from the first start to the last end (validation/profile_trace.c). AV_ERR_INTERNAL when
+ * from the first start to the last end (profiler/measure_trace.c). AV_ERR_INTERNAL when
  * none was traced. */
 int av__profile_trace_stats(const json_t *trace, int32_t n_items, double *mean_us,
                             double *span_us, av_error_t *err);
@@ -127,7 +127,7 @@ int av_profile_measure_tiles(const av_gpu_t *gpu, const av_variants_t *vs,
  * the check fails, destroys it and returns NULL with err set. */
 av_plan_t *av__profile_finish_plan(av_plan_t *p, int ok, const av_workload_t *w,
                                    av_error_t *err);
-/* The profile steps' traced runs (validation/profile_trace.c): copies twice the L2's size so
+/* The profile steps' traced runs (profiler/measure_trace.c): copies twice the L2's size so
  * the next run starts with a cold L2; the executor options of one traced, unverified,
  * untimed run. */
 int av__profile_flush_l2(const av_gpu_t *g, av_error_t *err);
@@ -147,11 +147,11 @@ int av_profile_measure_merge(const av_gpu_t *g, const av_variants_t *vs,
  * p->launch_model issues it. */
 int av__profile_join_tail(av_exec_batch_t *b, const av_gpu_t *g, const av_plan_t *p, int runs,
                           double launch_us, double *join_us, double *tail_us, av_error_t *err);
-/* The graph launch model's figures (validation/profile_graph.c): the same-stream gap, the
+/* The graph launch model's figures (profiler/measure_graph.c): the same-stream gap, the
  * join and the tail with plans captured as CUDA graphs, into out->graph_*. */
 int av_profile_measure_graph(const av_gpu_t *g, const av_variants_t *vs,
                              const av_profile_opts_t *o, av_profile_t *out, av_error_t *err);
-/* The pdl launch model's join (validation/profile_graph.c): the merge plans' join with the
+/* The pdl launch model's join (profiler/measure_graph.c): the merge plans' join with the
  * merge a programmatic dependent launch, into out->pdl_join_us (0 before sm_90: not
  * measured). */
 int av_profile_measure_pdl(const av_gpu_t *g, const av_variants_t *vs,

@@ -1,4 +1,4 @@
-/* The profiler's queue step (validation/profile.h): what a persistent item costs after
+/* The profiler's queue step (profiler/profile.h): what a persistent item costs after
  * another item of its CTA's queue, against what it costs at the queue's head, for one CTA
  * alone and for a full wave. The persistent kernel keeps its copies S - 1 tiles ahead across
  * item boundaries (kernels/attn_stream.cuh), so a queued item's prologue overlaps the
@@ -14,8 +14,8 @@
 
 #include "core/json_util.h"
 #include "core/occupancy.h"
-#include "validation/executor.h"
-#include "validation/profile.h"
+#include "executor/executor.h"
+#include "profiler/profile.h"
 
 #define SRC "profile"
 

@@ -1,17 +1,17 @@
-/* GPU executor (validation/executor.h): uploads a batch's paged KV cache once, then runs plans
+/* GPU executor (executor/executor.h): uploads a batch's paged KV cache once, then runs plans
  * on it through the kernels' C launchers: one CUDA stream per plan stream, the merge after all
  * of them, every CUDA call checked. Without CUDA every entry point says so. */
-#include "validation/executor.h"
+#include "executor/executor.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "validation/exec_internal.h"
+#include "executor/exec_internal.h"
 
 #ifdef AV_HAVE_CUDA
-#include "validation/exec_device.h"
+#include "executor/exec_device.h"
 #endif
 
 void av_exec_opts_default(av_exec_opts_t *o) {

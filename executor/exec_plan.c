@@ -1,4 +1,4 @@
-/* A plan on the device (validation/executor.c runs it): checked against the batch and the
+/* A plan on the device (executor/executor.c runs it): checked against the batch and the
  * compiled variants before anything is allocated, its items, queues, segments and merge lists
  * uploaded in the layout the kernels read (kernels/kernels.h), one CUDA stream per plan
  * stream, and one execution launched between two events. */
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "proofs/proofs.h"
-#include "validation/exec_device.h"
+#include "executor/exec_device.h"
 
 int av__exec_cuda_fail(av_error_t *err) {
   return av_error_set(err, AV_ERR_CUDA, AV_SRC, NULL, "%s", av_kern_last_error());

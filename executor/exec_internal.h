@@ -1,6 +1,6 @@
 /* Host-side helpers of the GPU executor that need no device: 16-bit float conversion, the
  * random paged KV cache, and the fp64 reference attention read from the same host copies
- * that were uploaded (validation/exec_host.c). */
+ * that were uploaded (executor/exec_host.c). */
 #ifndef AV_EXEC_INTERNAL_H
 #define AV_EXEC_INTERNAL_H
 

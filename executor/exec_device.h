@@ -1,5 +1,5 @@
-/* The executor's device-side internals shared by validation/executor.c (batches,
- * verification, traces, timing) and validation/exec_plan.c (a plan on the device: checked,
+/* The executor's device-side internals shared by executor/executor.c (batches,
+ * verification, traces, timing) and executor/exec_plan.c (a plan on the device: checked,
  * uploaded, run once). CUDA builds only; not a public API. */
 #ifndef AV_EXEC_DEVICE_H
 #define AV_EXEC_DEVICE_H
@@ -7,8 +7,8 @@
 #include <stdint.h>
 
 #include "kernels/kernels.h"
-#include "validation/exec_internal.h"
-#include "validation/executor.h"
+#include "executor/exec_internal.h"
+#include "executor/executor.h"
 
 #define AV_SRC "executor"
 

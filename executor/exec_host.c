@@ -1,7 +1,7 @@
 /* Host side of the GPU executor: random queries and a paged KV cache whose physical blocks are
  * shuffled (a serving engine's pages are not contiguous, and a plan must not profit from it),
  * and the fp64 reference attention computed from exactly the host copies that were uploaded. */
-#include "validation/exec_internal.h"
+#include "executor/exec_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,11 +1,11 @@
-/* The traced runs every profile step takes (validation/profile.h): an evicted L2 before each
+/* The traced runs every profile step takes (profiler/profile.h): an evicted L2 before each
  * run, the executor's options for one traced, unverified, untimed run, and the mean CTA
- * duration of a trace. Shared by the measuring loop (profile_run.c) and its steps
- * (profile_queue.c, profile_merge.c, profile_start.c), which call nothing above them. */
+ * duration of a trace. Shared by the measuring loop (measure_run.c) and its steps
+ * (measure_queue.c, measure_merge.c, measure_start.c), which call nothing above them. */
 #include <math.h>
 
-#include "validation/executor.h"
-#include "validation/profile.h"
+#include "executor/executor.h"
+#include "profiler/profile.h"
 
 #define SRC "profile"
 

@@ -1,5 +1,5 @@
 """A decode batch's prefix tree as the levels of FlashInfer's multi-level cascade attention
-(validation/peer_cascade.py gives the mapping): pure Python, so the mapping is tested without
+(bench/peers/peer_cascade.py gives the mapping): pure Python, so the mapping is tested without
 a GPU (tests/cascade_levels.py)."""
 import math
 

@@ -1,4 +1,4 @@
-/* The profiler's merge step (validation/profile.h): the merge kernel's time over the number
+/* The profiler's merge step (profiler/profile.h): the merge kernel's time over the number
  * of partial states per request, and what a persistent CTA with an empty queue costs. The
  * first run of the per-CTA model charged merge CTAs the lone attention CTA's rate and every
  * empty persistent CTA a working CTA's fixed cost; traced validation runs showed both wrong by
@@ -11,8 +11,8 @@
 
 #include "core/json_util.h"
 #include "core/occupancy.h"
-#include "validation/executor.h"
-#include "validation/profile.h"
+#include "executor/executor.h"
+#include "profiler/profile.h"
 
 #define SRC "profile"
 

@@ -1,4 +1,4 @@
-/* The profiler's start step (validation/profile.h, av_profile_measure_start): what
+/* The profiler's start step (profiler/profile.h, av_profile_measure_start): what
  * a CTA pays for starting together with many others. A launch's first wave starts at once and
  * every CTA issues its prologue's dependent loads (item record, block table, queries, first KV
  * tiles) together, so short CTAs in a full first wave run longer than alone by more than
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "validation/executor.h"
-#include "validation/profile.h"
+#include "executor/executor.h"
+#include "profiler/profile.h"
 
 #define SRC "profile"
 

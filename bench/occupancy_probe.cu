@@ -4,7 +4,7 @@
 // (tests/test_occupancy.c, tests/data/occupancy_h200.json).
 //
 // Standalone on purpose (not part of the anvil build):
-//   nvcc -O2 -arch=sm_90 -o /tmp/probe validation/occupancy_probe.cu && /tmp/probe > out.json
+//   nvcc -O2 -arch=sm_90 -o /tmp/probe bench/occupancy_probe.cu && /tmp/probe > out.json
 //
 // Register counts are forced per kernel with __maxnreg__ (CUDA 12.4+) on a body that keeps
 // R live floats through a loop, so the compiler uses (about) R registers; the probe records

@@ -5,7 +5,7 @@
  * stream (the first kernel's completion, the next one's first CTA). No GPU needed here. */
 #include <stdlib.h>
 
-#include "validation/profile.h"
+#include "profiler/profile.h"
 
 typedef struct rec {
   int sm;

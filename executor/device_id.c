@@ -1,10 +1,10 @@
-/* Device identification (validation/device_id.h). The spec files hold what the simulator
+/* Device identification (executor/device_id.h). The spec files hold what the simulator
  * needs, not how to recognise a card, so the identity rules of the known specs live here:
  * which words the driver's name contains and which it must not (an "H100 PCIe" has the
  * H100-SXM's architecture but not its SMs or memory), memory size (A100 40 GB vs 80 GB) and
  * memory clock (A100 80 GB SXM vs PCIe) where the runtime reports it. A spec without rules
  * (one a user added) is recognised by the first word of its name and its hard facts. */
-#include "validation/device_id.h"
+#include "executor/device_id.h"
 
 #include "core/json_util.h"
 

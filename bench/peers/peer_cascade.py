@@ -26,7 +26,7 @@ on FlashAttention-2's backend on every level), `decode` and `decode-tc` (the dec
 CUDA cores / tensor cores on the one-row levels). The fastest configuration whose output is
 within --tolerance of an fp32 reference (computed request by request from the same cache) is
 the peer, as the fastest SDPA backend is. Timing is that of the other peers
-(validation/peer_sdpa.py): CUDA events around `run`, warm-up, median of --repeats, L2
+(bench/peers/peer_sdpa.py): CUDA events around `run`, warm-up, median of --repeats, L2
 overwritten before every run; planning runs once, untimed, as an engine plans once per decode
 step for every layer. A configuration that fails keeps its error; a batch with none that runs
 keeps the errors in its row, and the other batches still run.

@@ -1,7 +1,7 @@
-/* Predicted vs measured statistics (validation/compare.h): the numbers by which docs/validation.md
+/* Predicted vs measured statistics (pipeline/compare.h): the numbers by which docs/validation.md
  * judges the simulator. Rank statistics matter as much as the error: a simulator that is off
  * by a constant factor still chooses plans well, which is all `auto` needs. */
-#include "validation/compare.h"
+#include "pipeline/compare.h"
 
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>

@@ -1,5 +1,5 @@
-/* The profiler's measuring loop (validation/profile.h, av_profile_measure): everything runs
- * through the GPU executor's public API (validation/executor.h), so the profile times the
+/* The profiler's measuring loop (profiler/profile.h, av_profile_measure): everything runs
+ * through the GPU executor's public API (executor/executor.h), so the profile times the
  * same kernels, launch path and paged KV cache that `anvil exec` and `anvil validate` time.
  * Single-CTA times come from the executor's per-CTA trace (%globaltimer), not from CUDA
  * events around a launch, so launch latency is not folded into C(n_q, n). The L2 is flushed
@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "core/occupancy.h"
-#include "validation/executor.h"
-#include "validation/profile.h"
+#include "executor/executor.h"
+#include "profiler/profile.h"
 
 #define SRC "profile"
 
