@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "schedulers/auto.h"
+#include "selectors/auto.h"
 #include "validation/executor.h"
 
 #define AV_AUTOTUNE_MAX_K 16
