@@ -8,6 +8,7 @@
 #include "core/json_util.h"
 #include "proofs/proofs.h"
 #include "schedulers/scheduler.h"
+#include "selectors/selectors.h"
 
 anvil_plan_t *av__api_plan_wrap(av_plan_t *p, const anvil_workload_t *w) {
   anvil_plan_t *h = p ? malloc(sizeof *h) : NULL;
@@ -51,7 +52,8 @@ int av__api_plan_make(anvil_target_t *t, const av_workload_t *w,
 
 int av__api_scheduler(const char *scheduler, const char *const *params, int n_params,
                       const av_scheduler_ops_t **ops, av_params_t *p, av_error_t *e) {
-  int rc = av_scheduler_lookup(scheduler, "plan", "scheduler", ops, e);
+  int rc = av_selectors_register(e);
+  if (!rc) rc = av_scheduler_lookup(scheduler, "plan", "scheduler", ops, e);
   if (!rc) rc = av__api_params(p, (*ops)->params, params, n_params, "params", e);
   return rc;
 }
@@ -74,6 +76,7 @@ int anvil_plan(anvil_target_t *t, const anvil_workload_t *w, const char *schedul
 
 const char *anvil_scheduler_name(int i) {
   int n;
+  av_selectors_register(NULL);  /* fails only if a selector's name is taken: then it is left out */
   const av_scheduler_ops_t *const *all = av_scheduler_all(&n);
   return i >= 0 && i < n ? all[i]->name : NULL;
 }

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "api/plan_choice.h"
-#include "schedulers/auto.h"
+#include "selectors/auto.h"
 
 void av__choice_free(av__choice_t *c) { free(c->memo.entries); }
 

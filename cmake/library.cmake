@@ -7,8 +7,8 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(AV_LIB_LAYERS anvil_core anvil_proofs anvil_profile_format anvil_costmodels anvil_sim
-                  anvil_schedulers anvil_executor anvil_profiler anvil_pipeline
-                  anvil_api)
+                  anvil_schedulers anvil_selectors anvil_executor anvil_profiler
+                  anvil_pipeline anvil_api)
 set(AV_LIB_DEPS PkgConfig::GSL PkgConfig::JANSSON m ${CMAKE_DL_LIBS} Threads::Threads)
 set(AV_PC_LIBS_PRIVATE "-lm -lpthread")
 if(AV_MPI)

@@ -9,8 +9,8 @@
 
 #include <jansson.h>
 
-#include "schedulers/auto.h"
 #include "executor/executor.h"
+#include "selectors/auto.h"
 
 #define AV_AUTOTUNE_MAX_K 16
 

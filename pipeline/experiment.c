@@ -10,6 +10,7 @@
 #include "core/json_util.h"
 #include "pipeline/experiment_internal.h"
 #include "pipeline/sweep.h"
+#include "selectors/selectors.h"
 
 static const char *const k_top_keys[] = {"name",       "description", "gpu",      "gpus",
                                          "sim",        "heads",       "head_dim", "dtype",
@@ -344,12 +345,15 @@ static int parse_schedulers(const av_jctx_t *c, const json_t *root, av_experimen
 int av_experiment_from_json(const json_t *root, const char *path, av_experiment_t **out,
                             av_error_t *err) {
   *out = NULL;
+  /* schedulers are found by name, `auto` among them */
+  int rc = av_selectors_register(err);
+  if (rc) return rc;
   av_experiment_t *e = calloc(1, sizeof *e);
   if (!e) return av_error_set(err, AV_ERR_NOMEM, path, NULL, "out of memory");
   snprintf(e->path, sizeof e->path, "%s", path);
   av_jctx_t c = {.source = e->path, .err = err};
   /* Order: structure and names first (cheap, most common mistakes), batches last. */
-  int rc = av_json_expect_object(&c, root, "");
+  rc = av_json_expect_object(&c, root, "");
   if (!rc) rc = av_json_check_keys(&c, root, "", k_top_keys);
   if (!rc) {
     const char *desc;

@@ -16,7 +16,7 @@
 
 #include "pipeline/files.h"
 #include "proofs/proofs.h"
-#include "schedulers/auto.h"
+#include "selectors/auto.h"
 
 void av_run_opts_default(av_run_opts_t *o) {
   memset(o, 0, sizeof *o);

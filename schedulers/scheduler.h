@@ -1,6 +1,7 @@
 /* Schedulers turn a batch into a plan. Each is a static const av_scheduler_ops_t (name,
  * one-line description, parameter table, plan function) registered by name in
- * schedulers/registry.c; adding one is one C file plus one registry line. */
+ * schedulers/registry.c; adding one is one C file plus one registry line. A scheduler of a
+ * higher layer (`auto`, selectors/) is registered by that layer at start-up. */
 #ifndef AV_SCHEDULER_H
 #define AV_SCHEDULER_H
 
@@ -93,8 +94,14 @@ typedef struct av_scheduler_ops {
   int64_t (*pieces)(const av_workload_t *w, const av_params_t *params);
 } av_scheduler_ops_t;
 
+/* The registered schedulers: this folder's, then those registered since, in that order. Safe
+ * to call while another thread registers (it sees the registry before or after). */
 const av_scheduler_ops_t *av_scheduler_find(const char *name);
 const av_scheduler_ops_t *const *av_scheduler_all(int *n);
+/* Adds ops (static, never freed) after the registered schedulers, for a layer above this one
+ * (selectors/selectors.h). A name already registered, or an ops table without a name or a
+ * plan function, is AV_ERR_INTERNAL, and nothing is added. */
+int av_scheduler_register(const av_scheduler_ops_t *ops, av_error_t *err);
 int av_scheduler_lookup(const char *name, const char *source, const char *path,
                         const av_scheduler_ops_t **out, av_error_t *err);
 

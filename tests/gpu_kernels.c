@@ -10,6 +10,7 @@
 
 #include "pipeline/autotune.h"
 #include "schedulers/scheduler.h"
+#include "selectors/selectors.h"
 #include "core/plan.h"
 #include "tests/support.h"
 #include "executor/executor.h"
@@ -483,6 +484,8 @@ int main(void) {
     puts("skipped: no CUDA device");
     return 77;
   }
+  /* every registered scheduler, `auto` (selectors/) among them */
+  if (av_selectors_register(NULL)) return 1;
   Suite *s = suite_create("gpu_kernels");
   TCase *tc = tcase_create("gpu");
   tcase_set_timeout(tc, 600);

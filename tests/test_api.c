@@ -80,6 +80,9 @@ START_TEST(test_block_table_plan_round_trip) {
   anvil_workload_info(w, &info);
   ck_assert_int_eq(info.requests, 4);
   ck_assert_int_eq(info.nodes, 5);          /* the prompt and four own suffixes */
+  /* the list holds auto, which the selectors' layer registers, after the six others */
+  ck_assert_str_eq(anvil_scheduler_name(6), "auto");
+  ck_assert_ptr_null(anvil_scheduler_name(7));
   for (int i = 0; anvil_scheduler_name(i); i++) {
     API_OK(anvil_plan(t, w, anvil_scheduler_name(i), NULL, 0, &p, &err), &err);
     API_OK(anvil_plan_check(p, &err), &err);

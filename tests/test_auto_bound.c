@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "proofs/proofs.h"
-#include "schedulers/auto.h"
-#include "schedulers/auto_internal.h"
+#include "selectors/auto.h"
+#include "selectors/auto_internal.h"
 #include "sim/sim.h"
 #include "tests/support.h"
 

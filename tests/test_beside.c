@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "proofs/proofs.h"
-#include "schedulers/auto.h"
+#include "selectors/auto.h"
 #include "schedulers/scheduler.h"
 #include "core/gpu.h"
 #include "costmodels/costmodel.h"

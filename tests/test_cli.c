@@ -294,6 +294,9 @@ START_TEST(list_names_everything) {
   ck_assert_ptr_nonnull(strstr(out, "H200-SXM"));
   ck_assert_ptr_nonnull(strstr(out, "query_centric"));
   ck_assert_ptr_nonnull(strstr(out, "roofline"));
+  /* auto, registered by the selectors' layer, with its description and parameters */
+  ck_assert_ptr_nonnull(strstr(out, "simulates every other scheduler's plan"));
+  ck_assert_ptr_nonnull(strstr(out, "simulator model that ranks the candidates"));
   free(out);
 }
 END_TEST

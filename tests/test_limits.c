@@ -14,6 +14,7 @@
 #include "core/limits.h"
 #include "pipeline/experiment.h"
 #include "schedulers/scheduler.h"
+#include "selectors/selectors.h"
 #include "tests/support.h"
 
 static av_error_t err;
@@ -107,6 +108,7 @@ START_TEST(work_counts_heads_and_candidates) {
   av_workload_t *w = av_workload_from_levels(B, L, 2, &h, &err);
   AV_CK_OK(w ? AV_OK : err.code, &err);
   ck_assert_int_eq(av_limits_path_pairs(w), 128);
+  AV_CK_OK(av_selectors_register(&err), &err);
   const av_scheduler_ops_t *qc = av_scheduler_find("query_centric"),
                            *fd = av_scheduler_find("fixed_division"),
                            *au = av_scheduler_find("auto");

@@ -12,6 +12,7 @@
 #include "costmodels/costmodel.h"
 #include "proofs/proofs.h"
 #include "schedulers/scheduler.h"
+#include "selectors/selectors.h"
 #include "sim/sim.h"
 #include "tests/support.h"
 
@@ -109,6 +110,8 @@ START_TEST(every_gpu_runnable_tiles) {
 END_TEST
 
 int main(void) {
+  /* every registered scheduler, `auto` (selectors/) among them */
+  if (av_selectors_register(NULL)) return 1;
   Suite *s = suite_create("property_runnable");
   TCase *tc = tcase_create("runnable");
   tcase_set_timeout(tc, 300);

@@ -8,6 +8,7 @@
 #include "proofs/proofs.h"
 #include "costmodels/costmodel.h"
 #include "schedulers/scheduler.h"
+#include "selectors/selectors.h"
 #include "core/gpu.h"
 #include "core/plan.h"
 #include "sim/sim.h"
@@ -515,7 +516,31 @@ START_TEST(registered_by_name) {
 }
 END_TEST
 
+/* The registry's own schedulers come first and the selectors after them, each once: a second
+ * registration of the selectors adds nothing, and the registry refuses a name it holds. */
+START_TEST(selectors_registered_once) {
+  av_error_t err;
+  av_error_clear(&err);
+  AV_CK_OK(av_selectors_register(&err), &err);
+  AV_CK_OK(av_selectors_register(&err), &err);
+  int n = 0;
+  const av_scheduler_ops_t *const *all = av_scheduler_all(&n);
+  ck_assert_int_eq(n, 7);
+  ck_assert_ptr_eq(all[n - 1], &av_sched_auto);
+  ck_assert_ptr_eq(all[4], &av_sched_profit_pack);
+  ck_assert_int_eq(av_scheduler_register(&av_sched_auto, &err), AV_ERR_INTERNAL);
+  ck_assert_str_eq(err.message, "a scheduler named 'auto' is already registered");
+  av_error_clear(&err);
+  const av_scheduler_ops_t unnamed = {.description = "no name", .plan = av_sched_auto.plan};
+  ck_assert_int_eq(av_scheduler_register(&unnamed, &err), AV_ERR_INTERNAL);
+  av_scheduler_all(&n);
+  ck_assert_int_eq(n, 7);
+}
+END_TEST
+
 int main(void) {
+  /* every registered scheduler, `auto` (selectors/) among them */
+  if (av_selectors_register(NULL)) return 1;
   Suite *s = suite_create("schedulers_b");
   TCase *tc = tcase_create("examples");
   tcase_add_checked_fixture(tc, setup, NULL);
@@ -533,6 +558,7 @@ int main(void) {
   tcase_add_test(tc, bad_parameters);
   tcase_add_test(tc, enum_values_by_full_name);
   tcase_add_test(tc, registered_by_name);
+  tcase_add_test(tc, selectors_registered_once);
   suite_add_tcase(s, tc);
   return av_test_run(s, 0);
 }

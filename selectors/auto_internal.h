@@ -1,7 +1,7 @@
-/* Internals of `auto` (schedulers/auto.c) shared with its bound (schedulers/auto_bound.c) and
+/* Internals of `auto` (selectors/auto.c) shared with its bound (selectors/auto_bound.c) and
  * the tests. Not a public API. */
-#ifndef AV_SCHED_AUTO_INTERNAL_H
-#define AV_SCHED_AUTO_INTERNAL_H
+#ifndef AV_SELECTORS_AUTO_INTERNAL_H
+#define AV_SELECTORS_AUTO_INTERNAL_H
 
 #include "schedulers/scheduler.h"
 

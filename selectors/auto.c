@@ -5,7 +5,7 @@
  * runner-up and by how much. A candidate whose prediction the caller already holds
  * (ctx->memo: another row of the same batch, or another `auto`) is not planned or simulated
  * again, and the predictions auto makes go into the memo. The engine runs only for
- * candidates whose lower bound (schedulers/auto_bound.c) says they may still place first or
+ * candidates whose lower bound (selectors/auto_bound.c) says they may still place first or
  * second, in order of increasing bound, so the verdict is the one a full race gives. A
  * candidate that cannot run on this GPU is skipped, and the verdict lists it with the reason
  * ("skipped=node_naive: ..."). */
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 
 #include "proofs/proofs.h"
-#include "schedulers/auto.h"
-#include "schedulers/auto_internal.h"
+#include "selectors/auto.h"
+#include "selectors/auto_internal.h"
 #include "schedulers/sched_util.h"
 #include "sim/sim.h"
 

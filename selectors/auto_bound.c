@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/occupancy.h"
-#include "schedulers/auto_internal.h"
+#include "selectors/auto_internal.h"
 
 /* Calibration points of a measured cost model's streaming rate: the engine reads the slope
  * of C(n_q, n) between them (sim/engine.c item_calibrate). */

@@ -1,7 +1,7 @@
-/* What `auto` ranks (schedulers/auto.c), for callers that choose among its best candidates
+/* What `auto` ranks (selectors/auto.c), for callers that choose among its best candidates
  * by measuring them (`anvil exec --autotune`, pipeline/autotune.h). */
-#ifndef AV_SCHED_AUTO_H
-#define AV_SCHED_AUTO_H
+#ifndef AV_SELECTORS_AUTO_H
+#define AV_SELECTORS_AUTO_H
 
 #include "schedulers/scheduler.h"
 
