@@ -23,21 +23,7 @@ static void setup(void) {
 }
 
 /* n requests, request r alone on root node r of len[r] tokens; heads (32, 8). */
-static av_workload_t *roots(int n, const int64_t *len) {
-  av_workload_t *w = av_workload_create(n, n);
-  ck_assert_ptr_nonnull(w);
-  snprintf(w->name, sizeof w->name, "roots");
-  w->heads = av_test_heads();
-  for (int i = 0; i < n; i++) {
-    w->nodes[i].parent = -1;
-    w->nodes[i].kv_len_tokens = len[i];
-    w->request_node[i] = i;
-  }
-  av_error_t err;
-  av_error_clear(&err);
-  AV_CK_OK(av_workload_finalize(w, &err), &err);
-  return w;
-}
+static av_workload_t *roots(int n, const int64_t *len) { return av_test_flat_workload(n, len, 8); }
 
 /* streamk_balance with ctas CTAs and chunks down to one token; the plan is proved exact. */
 static av_plan_t *plan(const av_workload_t *w, int ctas) {
