@@ -16,12 +16,12 @@ enum { MAX_SCHEDULERS = 32 };
 #define OWN_SCHEDULERS                                                                    \
   &av_sched_query_centric, &av_sched_node_naive, &av_sched_fixed_division,                \
       &av_sched_greedy_division, &av_sched_profit_pack, &av_sched_streamk_balance
-static const av_scheduler_ops_t *const own[] = {OWN_SCHEDULERS};
+enum { N_OWN = sizeof((const av_scheduler_ops_t *[]){OWN_SCHEDULERS}) / sizeof(void *) };
 static const av_scheduler_ops_t *registry[MAX_SCHEDULERS] = {OWN_SCHEDULERS};
 /* Entries below n are set and never change: a registration writes its entry, then publishes
  * the new count (release), so a lookup that reads the count (acquire) sees every entry below
  * it, even while another thread registers. */
-static atomic_int n_registered = sizeof own / sizeof own[0];
+static atomic_int n_registered = N_OWN;
 static pthread_mutex_t register_lock = PTHREAD_MUTEX_INITIALIZER;
 
 const av_scheduler_ops_t *av_scheduler_find(const char *name) {
