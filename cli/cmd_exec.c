@@ -37,7 +37,7 @@ static const av_cli_opt_t k_opts[] = {
     {"no-verify", OPT_NOVERIFY, NULL, "skip the fp64 comparison and output checks"},
     {"all-schedulers", OPT_ALL, NULL, "run every registered scheduler (default parameters)"},
     {"check-requests", OPT_CHECKREQ, "N", "requests compared with fp64 per batch (default 8)"},
-    {"copy-bw", OPT_COPYBW, NULL, "measure device copy bandwidth and report time vs the floor"},
+    {"copy-bw", OPT_COPYBW, NULL, "measure copy and read-stream bandwidth; report time vs the floor (read stream)"},
     {"only", OPT_ONLY, "NAME", "run only batches whose name contains NAME"},
     {"l2-flush", OPT_FLUSH, "MODE",
      "how L2 is evicted before each run: read (default), write, none"},
@@ -59,6 +59,7 @@ typedef struct exec_opts {
   av_kv_copy_t kv_copy;      /* how every batch's kernels copy KV */
   av_autotune_cache_t *cache;
   double copy_GBps;          /* measured with --copy-bw, else 0 */
+  double floor_GBps;         /* the read stream measured with --copy-bw: the floor's */
   char device[400];          /* av_device_format of the device */
   char spec[64];             /* its GPU spec (gpus/) */
   int gpu;                   /* the experiment's entry for that spec (plans are made for it) */
@@ -165,10 +166,10 @@ static int write_trace(const exec_opts_t *o, const exec_row_t *row, av_error_t *
   return av_json_dump_file(row->r.trace, path, err);
 }
 
-static void print_row(const exec_row_t *row, double copy_GBps) {
+static void print_row(const exec_row_t *row, double floor_GBps) {
   const av_exec_result_t *r = &row->r;
-  const double frac = copy_GBps > 0 && r->median_us > 0
-                          ? r->unique_kv_bytes / (r->median_us * 1e3) / copy_GBps : 0;
+  const double frac = floor_GBps > 0 && r->median_us > 0
+                          ? r->unique_kv_bytes / (r->median_us * 1e3) / floor_GBps : 0;
   char b1[AV_ESCAPE_NAME_SIZE], b2[AV_ESCAPE_NAME_SIZE];
   printf("%-18s %3d/%-2d %-4s %-16s %7d %10.1f %8.3f %10.2e %s%s\n",
          av_escape_text(row->batch, b1, sizeof b1), row->heads.hq, row->heads.hkv,
@@ -204,14 +205,14 @@ static json_t *tune_json(const av_autotune_result_t *t) {
                    t->chose, "candidates", c);
 }
 
-static json_t *row_json(const exec_row_t *row, double copy_GBps) {
+static json_t *row_json(const exec_row_t *row, double floor_GBps) {
   const av_exec_result_t *r = &row->r;
   if (row->error[0])
     return json_pack("{s:s, s:[i,i], s:i, s:s, s:s, s:s}", "batch", row->batch, "heads",
                      row->heads.hq, row->heads.hkv, "head_dim", row->heads.head_dim, "dtype",
                      av_dtype_name(row->heads.dtype), "scheduler", row->sched, "error",
                      row->error);
-  const double floor_us = copy_GBps > 0 ? r->unique_kv_bytes / copy_GBps / 1e3 : 0;
+  const double floor_us = floor_GBps > 0 ? r->unique_kv_bytes / floor_GBps / 1e3 : 0;
   json_t *j = json_pack(
       "{s:s, s:[i,i], s:i, s:s, s:s, s:i, s:f, s:f, s:f, s:i, s:f, s:f, s:f, s:b, s:f, s:i, s:I, "
       "s:b, s:b}",
@@ -229,15 +230,15 @@ static json_t *row_json(const exec_row_t *row, double copy_GBps) {
 }
 
 static int write_outputs(const exec_opts_t *o, const exec_row_t *rows, int n, const char *gpu,
-                         double copy_GBps, av_error_t *err) {
+                         av_error_t *err) {
   int rc = AV_OK;
   if (o->out) {
     json_t *arr = json_array();
-    for (int i = 0; i < n; ++i) json_array_append_new(arr, row_json(&rows[i], copy_GBps));
-    json_t *root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:o}", "gpu", gpu, "device",
+    for (int i = 0; i < n; ++i) json_array_append_new(arr, row_json(&rows[i], o->floor_GBps));
+    json_t *root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:o}", "gpu", gpu, "device",
                              o->device, "spec", o->spec, "source", o->exp ? o->exp : o->plan,
-                             "kv_copy", av_kv_copy_name(o->kv_copy), "copy_GBps", copy_GBps,
-                             "rows", arr);
+                             "kv_copy", av_kv_copy_name(o->kv_copy), "copy_GBps", o->copy_GBps,
+                             "read_GBps", o->floor_GBps, "rows", arr);
     rc = root ? av_json_dump_file(root, o->out, err)
               : av_error_set(err, AV_ERR_NOMEM, "exec", NULL, "out of memory");
     json_decref(root);
@@ -252,7 +253,7 @@ static int write_outputs(const exec_opts_t *o, const exec_row_t *rows, int n, co
     for (int i = 0; i < n; ++i) {
       const av_exec_result_t *r = &rows[i].r;
       if (rows[i].error[0]) continue; /* not run: listed with its reason in the JSON */
-      const double fl = copy_GBps > 0 ? r->unique_kv_bytes / copy_GBps / 1e3 : 0;
+      const double fl = o->floor_GBps > 0 ? r->unique_kv_bytes / o->floor_GBps / 1e3 : 0;
       char batch[sizeof rows[i].batch * 2 + 4], sched[sizeof rows[i].sched * 2 + 4];
       av_csv_field(batch, sizeof batch, rows[i].batch);
       av_csv_field(sched, sizeof sched, rows[i].sched);
@@ -321,7 +322,7 @@ static int exec_batch(const av_experiment_t *e, int bi, const exec_opts_t *o,
       if (rrc == AV_OK) rrc = av_exec_batch_run(eb, plan, &o->eo, &row->r, &rerr);
       if (rrc == AV_OK) {
         row->pass = row_pass(row, &o->eo);
-        print_row(row, o->copy_GBps);
+        print_row(row, o->floor_GBps);
         if (row->tuned) print_tune(&row->tune);
         if (o->trace_dir) rc = write_trace(o, row, err);
         av_exec_result_free(&row->r);
@@ -370,7 +371,7 @@ static int exec_plan_file(const exec_opts_t *o, exec_row_t **rows, int *n, av_er
     if (rc == AV_OK) {
       row->pass = row_pass(row, &o->eo);
       *n = 1;
-      print_row(row, o->copy_GBps);
+      print_row(row, o->floor_GBps);
       if (o->trace_dir) rc = write_trace(o, row, err);
     }
   }
@@ -452,7 +453,10 @@ int av_cmd_exec(int argc, char **argv) {
   double copy_GBps = 0;
   if (rc == AV_OK && o.copy_bw) rc = av_exec_copy_bandwidth((size_t)1 << 30, 20, &copy_GBps, &err);
   o.copy_GBps = copy_GBps;
-  if (rc == AV_OK && copy_GBps > 0) printf("copy bandwidth (read+write): %.0f GB/s\n", copy_GBps);
+  if (rc == AV_OK && o.copy_bw) rc = av_exec_read_bandwidth((size_t)1 << 30, 20, &o.floor_GBps, &err);
+  if (rc == AV_OK && copy_GBps > 0)
+    printf("copy bandwidth (read+write): %.0f GB/s; read stream: %.0f GB/s (the floor's)\n",
+           copy_GBps, o.floor_GBps);
   if (rc == AV_OK && e) rc = av_cli_load_variants(0, &vs, &err);
   if (rc == AV_OK)
     printf("%-18s %-6s %-4s %-16s %7s %10s %8s %10s %s\n", "batch", "heads", "type", "scheduler",
@@ -468,7 +472,7 @@ int av_cmd_exec(int argc, char **argv) {
   if (rc == AV_OK) {
     char gpu[128] = "";
     for (int i = 0; i < n && !gpu[0]; ++i) snprintf(gpu, sizeof gpu, "%s", rows[i].r.gpu);
-    rc = write_outputs(&o, rows, n, gpu, copy_GBps, &err);
+    rc = write_outputs(&o, rows, n, gpu, &err);
   }
   if (rc == AV_OK) rc = av_autotune_cache_save(&cache, &err);
   av_autotune_cache_close(&cache);

@@ -71,6 +71,7 @@ static int parse_args(int argc, char **argv, popts_t *o, av_error_t *err) {
 static void print_summary(const av_profile_t *p, const char *out) {
   printf("%s on %s\n", p->gpu, p->device);
   printf("  copy bandwidth   %8.0f GB/s (read + write)\n", p->copy_GBps);
+  printf("  read stream      %8.0f GB/s (read only: the floor's bandwidth)\n", p->read_GBps);
   printf("  launch overhead  %8.2f us per launch (R^2 %.3f)\n", p->launch_us, p->launch_r2);
   printf("  lone CTA         %8.1f GB/s, fixed %.2f us (R^2 %.3f)\n", p->lone_GBps,
          p->cta_fixed_us, p->lone_r2);

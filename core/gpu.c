@@ -66,11 +66,16 @@ static const gpu_field_t gpu_fields[] = {
     GD_OPT(graph_join_overhead_us, 0.0, 1e4),
     GD_OPT(graph_run_tail_us, 0.0, 1e4),
     GD_OPT(pdl_join_overhead_us, 0.0, 1e4),
+    GD_OPT(hbm_bw_read_GBps, 0.0, 1e6),
 };
 #define N_GPU_FIELDS (sizeof gpu_fields / sizeof gpu_fields[0])
 
 double av_gpu_hbm_bw_GBps(const av_gpu_t *g) {
   return g->hbm_bw_measured_GBps > 0 ? g->hbm_bw_measured_GBps : 0.9 * g->hbm_bw_datasheet_GBps;
+}
+
+double av_gpu_floor_bw_GBps(const av_gpu_t *g) {
+  return g->hbm_bw_read_GBps > 0 ? g->hbm_bw_read_GBps : av_gpu_hbm_bw_GBps(g);
 }
 
 void av_gpu_launch_costs(const av_gpu_t *g, int model, av_launch_costs_t *out) {

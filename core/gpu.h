@@ -57,6 +57,10 @@ typedef struct av_gpu {
    * of the launch before it on its stream (the pdl launch model, sm_90 and later): the last
    * attention CTA's end to the first merge CTA's start, measured by anvil profile. */
   double pdl_join_overhead_us;
+  /* Optional (0 when omitted): a read-only stream's bytes read / time, measured by anvil
+   * profile. Decode attention only reads KV, so this, not the copy, is the bandwidth a plan
+   * cannot beat: the roofline floor divides by it (av_gpu_floor_bw_GBps). */
+  double hbm_bw_read_GBps;
 } av_gpu_t;
 
 /* What issuing a plan's launches costs under one launch model: launch l (plan order, the
@@ -71,6 +75,9 @@ void av_gpu_launch_costs(const av_gpu_t *g, int model, av_launch_costs_t *out);
 
 /* Effective HBM bandwidth the models use: measured when present, else 0.9 x datasheet. */
 double av_gpu_hbm_bw_GBps(const av_gpu_t *g);
+/* The roofline floor's bandwidth: the measured read-only stream when present, else the
+ * figure above. */
+double av_gpu_floor_bw_GBps(const av_gpu_t *g);
 
 /* Loads gpus/<name>.json from `dir` (NULL = the built-in data directory). Unknown names
  * give AV_ERR_NAME listing the available specs. A `name` that av_gpu_is_path() calls a path

@@ -405,10 +405,12 @@ double av_workload_flops(const av_workload_t *w) {
 
 void av_workload_floor(const av_workload_t *w, const av_gpu_t *g, av_floor_t *out) {
   const double tflops = g ? g->fp16_tensor_tflops : 0.0;
-  out->mem_us = g ? av_workload_floor_us(w, av_gpu_hbm_bw_GBps(g)) : 0.0;
+  out->mem_us = g ? av_workload_floor_us(w, av_gpu_floor_bw_GBps(g)) : 0.0;
   /* TFLOP/s = 1e6 FLOP/us */
   out->compute_us = tflops > 0 ? av_workload_flops(w) / (tflops * 1e6) : 0.0;
   out->us = out->mem_us > out->compute_us ? out->mem_us : out->compute_us;
+  const double sheet = g ? av_workload_floor_us(w, g->hbm_bw_datasheet_GBps) : 0.0;
+  out->datasheet_us = sheet > out->compute_us ? sheet : out->compute_us;
 }
 
 double av_workload_floor_us(const av_workload_t *w, double bandwidth_GBps) {

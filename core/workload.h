@@ -140,11 +140,13 @@ double av_workload_floor_us(const av_workload_t *w, double bandwidth_GBps);
  * (4 x hq x d x path tokens). */
 double av_workload_flops(const av_workload_t *w);
 
-/* The roofline floor (docs/design.md#numbers-that-matter): unique KV bytes over the HBM
- * bandwidth (mem_us) and attention FLOPs over the dense fp16 tensor rate (compute_us); us is
- * the larger. A rate of 0 leaves its part 0. */
+/* The roofline floor (docs/design.md#numbers-that-matter): unique KV bytes over the floor's
+ * bandwidth (mem_us: the measured read stream, av_gpu_floor_bw_GBps) and attention FLOPs over
+ * the dense fp16 tensor rate (compute_us); us is the larger. datasheet_us is the same floor
+ * with the datasheet's bandwidth. A rate of 0 leaves its part 0. */
 typedef struct av_floor {
   double mem_us, compute_us, us;
+  double datasheet_us;
 } av_floor_t;
 struct av_gpu;
 void av_workload_floor(const av_workload_t *w, const struct av_gpu *g, av_floor_t *out);

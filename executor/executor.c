@@ -77,6 +77,10 @@ int av_exec_copy_bandwidth(size_t bytes, int reps, double *GBps, av_error_t *err
   (void)bytes, (void)reps, (void)GBps;
   return av_exec_available(err);
 }
+int av_exec_read_bandwidth(size_t bytes, int reps, double *GBps, av_error_t *err) {
+  (void)bytes, (void)reps, (void)GBps;
+  return av_exec_available(err);
+}
 
 #else /* AV_HAVE_CUDA */
 
@@ -436,6 +440,13 @@ int av_exec_copy_bandwidth(size_t bytes, int reps, double *GBps, av_error_t *err
   int rc = av_exec_available(err);
   if (rc != AV_OK) return rc;
   if (av_kern_copy_bandwidth(bytes, reps, GBps) != 0) return av__exec_cuda_fail(err);
+  return AV_OK;
+}
+
+int av_exec_read_bandwidth(size_t bytes, int reps, double *GBps, av_error_t *err) {
+  int rc = av_exec_available(err);
+  if (rc != AV_OK) return rc;
+  if (av_kern_read_bandwidth(bytes, reps, GBps) != 0) return av__exec_cuda_fail(err);
   return AV_OK;
 }
 

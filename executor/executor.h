@@ -101,7 +101,10 @@ int av_exec_run(const av_plan_t *p, const av_workload_t *w, const av_exec_opts_t
                 av_exec_result_t *out, av_error_t *err);
 
 /* Measured device-to-device copy bandwidth (bytes read + written per second, median of
- * `reps` copies of `bytes`), the denominator of the bandwidth floor. */
+ * `reps` copies of `bytes`), the simulator's HBM bandwidth. */
 int av_exec_copy_bandwidth(size_t bytes, int reps, double *GBps, av_error_t *err);
+/* Measured read-only stream bandwidth (bytes read per second, median of `reps` reads of
+ * `bytes`), the roofline floor's bandwidth (hbm_bw_read_GBps). */
+int av_exec_read_bandwidth(size_t bytes, int reps, double *GBps, av_error_t *err);
 
 #endif

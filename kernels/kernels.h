@@ -144,8 +144,12 @@ int av_kern_graph_launch(void *exec, void *stream);
 int av_kern_graph_destroy(void *exec);
 int av_kern_sync(void);
 /* Copies `bytes` device-to-device `reps` times and returns read+write bytes per second of
- * the median repeat (the bandwidth floor's denominator). */
+ * the median repeat (the simulator's HBM bandwidth, hbm_bw_measured_GBps). */
 int av_kern_copy_bandwidth(size_t bytes, int reps, double *GBps);
+/* Reads `bytes` (a multiple of 16) `reps` times with a read-only stream kernel and returns
+ * bytes read per second of the median repeat: what a kernel that only reads KV can reach
+ * (the roofline floor's bandwidth, docs/kernels.md#the-floor). */
+int av_kern_read_bandwidth(size_t bytes, int reps, double *GBps);
 
 /* "cudaMalloc(...) at kernels/runtime.cu:123: out of memory" for the last failure. */
 const char *av_kern_last_error(void);

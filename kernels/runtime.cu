@@ -370,11 +370,34 @@ static int av_cmp_float(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-extern "C" int av_kern_copy_bandwidth(size_t bytes, int reps, double *GBps) {
+/* A read-only stream (the best of the variants bench/read_stream.cu measures): a block reads
+ * 4 x 256 consecutive 16-byte chunks per step (thread t: t + k*256), four loads in flight per
+ * thread, every word of each load used so none is narrowed; the grid fills every SM's thread
+ * slots (8 blocks of 256 per SM). */
+__global__ void av_k_read_stream(const uint4 *p, size_t n, unsigned *sink) {
+  constexpr int U = 4;
+  unsigned acc = 0;
+  const size_t step = (size_t)gridDim.x * U * blockDim.x;
+  size_t base = (size_t)blockIdx.x * U * blockDim.x;
+  for (; base + U * blockDim.x <= n; base += step) {
+    uint4 v[U];
+#pragma unroll
+    for (int k = 0; k < U; ++k) v[k] = p[base + threadIdx.x + k * blockDim.x];
+#pragma unroll
+    for (int k = 0; k < U; ++k) acc ^= v[k].x ^ v[k].y ^ v[k].z ^ v[k].w;
+  }
+  for (size_t i = base + threadIdx.x; i < n && i < base + U * blockDim.x; i += blockDim.x)
+    acc ^= p[i].x ^ p[i].y ^ p[i].z ^ p[i].w;  /* the last, partial step: each block its own */
+  if (acc == 0x9e3779b9u && sink) *sink = acc;  /* keeps the loads; practically never taken */
+}
+
+/* Times `reps` streams of `bytes` (after warm-ups) and returns the median's bytes moved
+ * per second: read + write for the device-to-device copy, read for the read stream. */
+static int av_bandwidth(int read_only, size_t bytes, int reps, double *GBps) {
   void *a = NULL, *b = NULL;
   cudaEvent_t e0 = NULL, e1 = NULL;
-  float *ms = (float *)calloc((size_t)reps, sizeof *ms);
-  int rc = 0;
+  float *ms = (float *)calloc((size_t)(reps > 0 ? reps : 1), sizeof *ms);
+  int rc = 0, dev = 0, sms = 0;
 #define AV_BW_CHECK(call)                                             \
   do {                                                                \
     cudaError_t av_e_ = (call);                                       \
@@ -382,21 +405,30 @@ extern "C" int av_kern_copy_bandwidth(size_t bytes, int reps, double *GBps) {
       rc = av__kern_fail(av_e_, #call, __FILE__, __LINE__);           \
   } while (0)
   if (!ms || reps <= 0) rc = av__kern_fail(cudaErrorMemoryAllocation, "calloc", __FILE__, __LINE__);
+  if (!rc) AV_BW_CHECK(cudaGetDevice(&dev));
+  if (!rc) AV_BW_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   if (!rc) AV_BW_CHECK(cudaMalloc(&a, bytes));
-  if (!rc) AV_BW_CHECK(cudaMalloc(&b, bytes));
+  if (!rc && !read_only) AV_BW_CHECK(cudaMalloc(&b, bytes));
   if (!rc) AV_BW_CHECK(cudaMemset(a, 1, bytes));
   if (!rc) AV_BW_CHECK(cudaEventCreate(&e0));
   if (!rc) AV_BW_CHECK(cudaEventCreate(&e1));
-  for (int i = -2; !rc && i < reps; ++i) {  /* two warm-up copies */
+  /* warm-up runs: two for the copy; sixteen for the read stream, whose rate stays ~12 % low
+   * for a few milliseconds after a burst of copies (bench/read_stream.cu measured it) */
+  for (int i = read_only ? -16 : -2; !rc && i < reps; ++i) {
     AV_BW_CHECK(cudaEventRecord(e0, 0));
-    AV_BW_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0));
+    if (read_only)
+      av_k_read_stream<<<sms * 8, 256>>>(static_cast<const uint4 *>(a), bytes / sizeof(uint4),
+                                         nullptr);
+    else
+      AV_BW_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0));
+    AV_BW_CHECK(cudaGetLastError());
     AV_BW_CHECK(cudaEventRecord(e1, 0));
     AV_BW_CHECK(cudaEventSynchronize(e1));
     if (i >= 0) AV_BW_CHECK(cudaEventElapsedTime(&ms[i], e0, e1));
   }
   if (!rc) {
     qsort(ms, (size_t)reps, sizeof *ms, av_cmp_float);
-    *GBps = 2.0 * (double)bytes / (ms[reps / 2] * 1e-3) / 1e9;
+    *GBps = (read_only ? 1.0 : 2.0) * (double)bytes / (ms[reps / 2] * 1e-3) / 1e9;
   }
 #undef AV_BW_CHECK
   if (e0) cudaEventDestroy(e0);
@@ -405,4 +437,12 @@ extern "C" int av_kern_copy_bandwidth(size_t bytes, int reps, double *GBps) {
   if (b) cudaFree(b);
   free(ms);
   return rc;
+}
+
+extern "C" int av_kern_copy_bandwidth(size_t bytes, int reps, double *GBps) {
+  return av_bandwidth(0, bytes, reps, GBps);
+}
+
+extern "C" int av_kern_read_bandwidth(size_t bytes, int reps, double *GBps) {
+  return av_bandwidth(1, bytes, reps, GBps);
 }

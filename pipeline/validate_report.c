@@ -148,6 +148,7 @@ static json_t *row_json(const av_vreport_t *r, const av_vrow_t *x) {
       num(av_cmp_ape(x->predicted_us, x->measured_us)), "replayed_us", num(x->replayed_us),
       "max_rel_err", x->max_rel_err, "unwritten", (json_int_t)x->unwritten, "deterministic",
       x->deterministic, "ctas", x->ctas);
+  if (j) json_object_set_new(j, "floor_datasheet_us", json_real(x->floor.datasheet_us));
   /* identical plans are timed once: the GPU's run-to-run spread between two timings of one
    * plan is not a difference between schedulers */
   if (j && x->same_as >= 0)
@@ -216,7 +217,8 @@ static char *report_csv(const av_vreport_t *r) {
   used += (size_t)snprintf(out, cap,
                            "batch,hq,hkv,scheduler,floor_us,floor_mem_us,floor_compute_us,"
                            "predicted_us,measured_us,"
-                           "measured_min_us,measured_max_us,ape,replayed_us,max_rel_err,ctas\n");
+                           "measured_min_us,measured_max_us,ape,replayed_us,max_rel_err,ctas,"
+                           "floor_datasheet_us\n");
   for (int i = 0; i < r->n && used < cap; i++) {
     const av_vrow_t *x = &r->rows[i];
     const av_heads_t *h = &r->e->batches[x->batch].w->heads;
@@ -225,12 +227,12 @@ static char *report_csv(const av_vreport_t *r) {
     av_csv_field(label, sizeof label, r->e->scheds[x->sched].label);
     used += (size_t)snprintf(out + used, cap - used,
                              "%s,%d,%d,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.6f,%.4f,%.3g,"
-                             "%d\n",
+                             "%d,%.4f\n",
                              name, h->hq, h->hkv, label, x->floor.us, x->floor.mem_us,
                              x->floor.compute_us, x->predicted_us,
                              x->measured_us, x->min_us, x->max_us,
                              av_cmp_ape(x->predicted_us, x->measured_us), x->replayed_us,
-                             x->max_rel_err, (int)x->ctas);
+                             x->max_rel_err, (int)x->ctas, x->floor.datasheet_us);
   }
   return out;
 }

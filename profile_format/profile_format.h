@@ -113,6 +113,8 @@ typedef struct av_profile {
   char device[256];                      /* the driver's name */
   char command[512];
   double copy_GBps;                      /* read + write bytes / s, median */
+  double read_GBps;                      /* read-only stream: bytes read / s, median (0: not
+                                            measured) */
   double launch_us, launch_r2;           /* per-launch time on one stream (slope) and fit */
   double lone_GBps, cta_fixed_us, lone_r2; /* one CTA: KV bytes / slope, intercept, fit */
   double tensor_tflops;                  /* one CTA's mma rate x SMs (largest-m partial tile

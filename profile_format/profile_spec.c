@@ -82,6 +82,12 @@ json_t *av_profile_calibrate_spec(const json_t *spec, const av_profile_t *p, con
              "(median)", p->device, by, date);
     set_field(s, "hbm_bw_measured_GBps", round(p->copy_GBps), src);
   }
+  if (p->read_GBps > 0) {
+    snprintf(src, sizeof src,
+             "measured on %.200s (%.300s, %.20s): read-only stream, bytes read / time (median); "
+             "the roofline floor's bandwidth", p->device, by, date);
+    set_field(s, "hbm_bw_read_GBps", round(p->read_GBps), src);
+  }
   if (p->launch_us > 0) {
     snprintf(src, sizeof src,
              "measured on %.200s (%.300s, %.20s): slope of plan time over 1..32 one-CTA launches on one "

@@ -174,6 +174,7 @@ json_t *av_profile_details_json(const av_profile_t *p) {
                    "GBps", p->lone_GBps, "fixed_us", p->cta_fixed_us, "r2", p->lone_r2,
                    "tensor_tflops", p->tensor_tflops, "occupancy", occ);
   /* whether each co-residency grid really put k CTAs on an SM (the block scheduler's call) */
+  if (d && p->read_GBps > 0) json_object_set_new(d, "read_GBps", json_real(p->read_GBps));
   if (d) json_object_set_new(d, "coresidency_placement", res);
   if (d) json_object_set_new(d, "empty_cta", json_pack("{s:f, s:f}", "per_wave_us",
                                                       p->empty_cta_us, "per_cta_us",

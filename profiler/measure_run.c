@@ -410,6 +410,7 @@ int av_profile_measure(const av_gpu_t *gpu, const av_variants_t *vs,
   if (rc) return rc;
   snprintf(out->gpu, sizeof out->gpu, "%s", gpu->name);
   rc = av_exec_copy_bandwidth((size_t)1 << 30, 20, &out->copy_GBps, err);
+  if (!rc) rc = av_exec_read_bandwidth((size_t)1 << 30, 20, &out->read_GBps, err);
   if (!rc) rc = measure_launch(gpu, vs, out, err);
   if (!rc) rc = measure_tables(gpu, vs, o, NULL, out, err);
   if (!rc && out->n == 0)

@@ -311,6 +311,7 @@ START_TEST(test_profile_files_round_trip) {
   snprintf(p.device, sizeof p.device, "NVIDIA H200");
   snprintf(p.command, sizeof p.command, "anvil profile (test)");
   p.copy_GBps = 4123.4;
+  p.read_GBps = 4398.6;
   p.launch_us = 2.25;
   p.lone_GBps = 80.0;
   p.cta_fixed_us = 1.5;
@@ -326,7 +327,7 @@ START_TEST(test_profile_files_round_trip) {
     for (int j = 0; j < 3; j++) t->time_us[i][j] = 2.0 + i + 0.01 * (double)t->kv[j];
   char dir[] = "/tmp/av_test_profile_XXXXXX";
   ck_assert_ptr_nonnull(mkdtemp(dir));
-  char out[256], spec_path[300], path[300];
+  char out[256], spec_path[300], path[300], *text;
   snprintf(out, sizeof out, "%s/H200-SXM.json", dir);
   snprintf(spec_path, sizeof spec_path, "%s/gpus/H200-SXM.json", av_data_dir());
   av_error_t err;
@@ -338,11 +339,11 @@ START_TEST(test_profile_files_round_trip) {
   AV_CK_OK(av_profile_load_spec(path, &g, &err), &err);
   ck_assert_str_eq(g.name, "H200-SXM");
   ck_assert_double_eq_tol(g.hbm_bw_measured_GBps, 4123, 1e-9);
+  ck_assert_double_eq_tol(g.hbm_bw_read_GBps, 4399, 1e-9);  /* the floor's, not the model's */
   ck_assert_double_eq_tol(g.launch_overhead_us, 2.25, 1e-9);
   ck_assert_double_eq_tol(g.cta_fixed_us, 1.5, 1e-9);
   ck_assert_double_eq_tol(g.bytes_in_flight_per_sm, 80.0 * 700.0, 1e-6);
-  char *text = av_test_read_file(path);
-  ck_assert_ptr_nonnull(strstr(text, "anvil profile (test)"));
+  ck_assert_ptr_nonnull(strstr(text = av_test_read_file(path), "anvil profile (test)"));
   free(text);
 
   const av_costmodel_ops_t *ops = av_costmodel_find("profile");

@@ -80,6 +80,14 @@ START_TEST(test_roofline_floor) {
   av_workload_floor(w, &g, &f);
   ck_assert(f.mem_us > f.compute_us && f.compute_us > 0);
   ck_assert_double_eq(f.us, f.mem_us);
+  /* a measured read stream is the floor's bandwidth (the copy stays the simulator's); the
+   * datasheet's gives the datasheet floor */
+  g.hbm_bw_read_GBps = 5000.0;
+  g.hbm_bw_datasheet_GBps = 8000.0;
+  av_workload_floor(w, &g, &f);
+  ck_assert_double_eq_tol(f.mem_us, av_workload_floor_us(w, 5000.0), 1e-12);
+  ck_assert_double_eq_tol(f.datasheet_us, av_workload_floor_us(w, 8000.0), 1e-12);
+  ck_assert_double_eq(f.us, f.mem_us);
   g.fp16_tensor_tflops = 0; /* a spec without a tensor rate: the bytes alone */
   av_workload_floor(w, &g, &f);
   ck_assert_double_eq(f.compute_us, 0.0);
