@@ -1,6 +1,6 @@
 """Held-out validation batches of realistic shape, for any GPU (docs/validation.md#held-out-sets).
 
-  python3 analysis/heldout.py GPU PROFILE [-o EXP.json] [--per-family N]
+  python3 analysis/heldout.py GPU PROFILE [-o EXP.json] [--per-family N] [--salt TEXT]
 
 Writes an `anvil validate` experiment for GPU (a spec name, e.g. H100-SXM) whose batches are
 drawn from the families of decode batches serving systems see:
@@ -15,8 +15,10 @@ drawn from the families of decode batches serving systems see:
 
 each at heads 32/8, 32/32 or 64/8 (rotating), d 128, fp16, with the schedulers of
 experiments/validate_pat.json. The seeds are SHA-256 chains over the profile file and the GPU
-name, so they exist only once the profile does and anyone can re-derive them; nothing can be
-tuned on them before they are drawn. Every batch is written as an `explicit` workload, so the
+name (and --salt, when given), so they exist only once the profile does and anyone can
+re-derive them; nothing can be tuned on them before they are drawn. A new set on an unchanged
+profile takes a salt fixed before it is drawn: the commit of the model, executor and kernels
+it is to measure (docs/validation.md#held-out-sets). Every batch is written as an `explicit` workload, so the
 experiment does not depend on this script's code staying the same.
 """
 import argparse
@@ -129,10 +131,10 @@ def chain(rng):
     return t
 
 
-def seeds(profile, gpu, n):
-    """n 32-bit seeds from SHA-256 chained over the profile file and the GPU name."""
+def seeds(profile, gpu, n, salt=""):
+    """n 32-bit seeds from SHA-256 chained over the profile file, the GPU name and the salt."""
     with open(profile, "rb") as f:
-        h = hashlib.sha256(f.read() + gpu.encode()).digest()
+        h = hashlib.sha256(f.read() + gpu.encode() + salt.encode()).digest()
     out = []
     while len(out) < n:
         out += [int.from_bytes(h[i:i + 4], "little") for i in range(0, 32, 4)]
@@ -148,6 +150,8 @@ def main():
     ap.add_argument("--per-family", type=int, default=3)
     ap.add_argument("--template", default="experiments/validate_pat.json",
                     help="experiment whose scheduler list is reused")
+    ap.add_argument("--salt", default="",
+                    help="text chained into the seeds (a new set on an unchanged profile)")
     ap.add_argument("-o", "--output", default="-")
     a = ap.parse_args()
     try:
@@ -155,9 +159,10 @@ def main():
             schedulers = json.load(f)["schedulers"]
         with open(a.profile, "rb") as f:
             digest = hashlib.sha256(f.read()).hexdigest()
-        drawn = seeds(a.profile, a.gpu, len(FAMILIES) * a.per_family)
+        drawn = seeds(a.profile, a.gpu, len(FAMILIES) * a.per_family, a.salt)
     except (OSError, ValueError, KeyError) as e:
         sys.exit(f"heldout.py: {e}")
+    salt = f" --salt {a.salt}" if a.salt else ""
     workloads = []
     for i, s in enumerate(drawn):
         fam = FAMILIES[i // a.per_family]
@@ -167,7 +172,7 @@ def main():
         "name": f"heldout-{a.gpu}",
         "description": (f"Held-out realistic batches for {a.gpu}: {a.per_family} per family of "
                         f"{', '.join(FAMILIES)}; seeds from `python3 analysis/heldout.py "
-                        f"{a.gpu} {a.profile}` (profile SHA-256 {digest[:16]}...)."),
+                        f"{a.gpu} {a.profile}{salt}` (profile SHA-256 {digest[:16]}...)."),
         "gpu": a.gpu, "sim": "engine", "head_dim": 128, "dtype": "fp16",
         "cost_model": {"name": "profile"},
         "workloads": workloads, "schedulers": schedulers,
