@@ -10,6 +10,7 @@ import json
 import statistics
 
 from docnums import label as record_label, load_json
+from docnums.simulator import spec_kind
 from fidelity import spearman as _spearman  # the same statistic analysis/fidelity.py prints
 
 # (GPU, set, record folder under results/), in the order the doc's tables list them. Whether a
@@ -177,6 +178,9 @@ def uncalibrated_table(ctx):
     """Calibrated spec → the datasheet spec (`--no-calibration`), same measured C tables."""
     jobs = [(g, label, own, other, "datasheet only: `gpus/{gpu}-SXM.json`")
             for g, label, own, other in UNCALIBRATED]
+    for _, _, _, other, _ in jobs:
+        if spec_kind(ctx, other) != "datasheet only":
+            raise ValueError(f"results/{other} was not predicted with a datasheet spec")
     return _compare_table(ctx, jobs, "uncalibrated spec")
 
 
