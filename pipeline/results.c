@@ -5,11 +5,13 @@
 #include "pipeline/provenance.h"
 #include "pipeline/results.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/escape.h"
 #include "core/json_util.h"
+#include "selectors/auto.h"
 
 av_result_row_t *av_results_add(av_results_t *r) {
   if (r->n == r->cap) {
@@ -87,6 +89,14 @@ static json_t *row_json(const av_experiment_t *e, const av_result_row_t *x) {
   json_object_set_new(o, "bubble_frac", json_real(x->bubble_frac));
   json_object_set_new(o, "status", json_string(x->status == AV_OK ? "ok" : "failed"));
   json_object_set_new(o, "error", json_string(x->error));
+  /* auto's verdict: the candidate it chose and the runner-up's predicted excess over it */
+  char chose[128];
+  double margin = NAN;
+  const int verdict = (s->ops->flags & AV_SCHED_SIMULATES_OTHERS) &&
+                      av_auto_verdict_parse(x->params, chose, sizeof chose, &margin);
+  json_object_set_new(o, "auto_chose", verdict ? json_string(chose) : json_null());
+  json_object_set_new(o, "auto_margin", verdict && !isnan(margin) ? json_real(margin)
+                                                                   : json_null());
   return o;
 }
 
@@ -152,7 +162,7 @@ static void csv_value(strbuf_t *b, const json_t *v) {
   } else if (json_is_real(v)) {
     snprintf(tmp, sizeof tmp, "%.10g", json_real_value(v));
     sb_put(b, tmp, strlen(tmp));
-  } else {
+  } else if (json_is_string(v)) {
     const char *s = json_string_value(v);
     const size_t need = av_csv_field(NULL, 0, s);
     char *q = malloc(need + 1);
@@ -286,7 +296,12 @@ void av_results_print(FILE *f, const av_experiment_t *e, const av_results_t *r,
     heads_text(heads, sizeof heads, &e->batches[x->batch].w->heads);
     if (many_gpus) fprintf(f, "%-12s ", av_escape_text(e->gpus[x->gpu].name, b1, sizeof b1));
     const char *name = av_escape_text(e->batches[x->batch].name, b2, sizeof b2);
+    char cell[AV_ESCAPE_NAME_SIZE + 160];
     const char *label = av_escape_text(e->scheds[x->sched].label, b3, sizeof b3);
+    if (x->status == AV_OK && (e->scheds[x->sched].ops->flags & AV_SCHED_SIMULATES_OTHERS)) {
+      av_auto_verdict_text(label, x->params, cell, sizeof cell);  /* auto→its choice */
+      label = cell;
+    }
     if (x->status != AV_OK) {
       fprintf(f, "%-16s %-7s %-16s FAILED: %s\n", name, heads, label,
               av_escape_text(x->error, b4, sizeof b4));

@@ -20,6 +20,7 @@
 #include "core/escape.h"
 #include "core/json_util.h"
 #include "profiler/profile.h"
+#include "selectors/auto.h"
 
 typedef struct octx {
   const av_voffline_opts_t *o;
@@ -41,14 +42,10 @@ static double jnum(const json_t *o, const char *k) {
   return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-/* "chose=NAME," out of auto's plan parameters. */
+/* The candidate auto's plan parameters name as chosen ("" when none). */
 static void auto_choice(const char *params, char *out, size_t n) {
-  const char *p = strstr(params, "chose=");
-  out[0] = 0;
-  if (!p) return;
-  p += 6;
-  size_t k = strcspn(p, ",");
-  snprintf(out, n, "%.*s", (int)(k < n ? k : n - 1), p);
+  double margin;
+  av_auto_verdict_parse(params, out, n, &margin);
 }
 
 static int load(octx_t *c, av_error_t *err) {

@@ -12,6 +12,7 @@
 #include "core/escape.h"
 #include "core/json_util.h"
 #include "pipeline/compare.h"
+#include "selectors/auto.h"
 
 #define TOL 0.05 /* "within 5 % of the measured best plan" (docs/validation.md) */
 
@@ -134,6 +135,11 @@ void av_vrow_share(av_vrow_t *row, const av_vrow_t *from) {
   row->same_as = from->same_as >= 0 ? from->same_as : from->sched;
 }
 
+/* Scheduler k of e is a selector (`auto`), whose plan parameters carry its verdict. */
+static int is_auto(const av_experiment_t *e, int k) {
+  return (e->scheds[k].ops->flags & AV_SCHED_SIMULATES_OTHERS) != 0;
+}
+
 static json_t *row_json(const av_vreport_t *r, const av_vrow_t *x) {
   const av_experiment_t *e = r->e;
   const av_heads_t *h = &e->batches[x->batch].w->heads;
@@ -153,6 +159,14 @@ static json_t *row_json(const av_vreport_t *r, const av_vrow_t *x) {
    * plan is not a difference between schedulers */
   if (j && x->same_as >= 0)
     json_object_set_new(j, "same_plan_as", json_string(e->scheds[x->same_as].label));
+  /* auto's verdict: the candidate it chose and the runner-up's predicted excess over it */
+  char chose[128];
+  double margin;
+  if (j && is_auto(e, x->sched) &&
+      av_auto_verdict_parse(x->params, chose, sizeof chose, &margin)) {
+    json_object_set_new(j, "auto_chose", json_string(chose));
+    json_object_set_new(j, "auto_margin", num(margin));
+  }
   return j;
 }
 
@@ -218,21 +232,29 @@ static char *report_csv(const av_vreport_t *r) {
                            "batch,hq,hkv,scheduler,floor_us,floor_mem_us,floor_compute_us,"
                            "predicted_us,measured_us,"
                            "measured_min_us,measured_max_us,ape,replayed_us,max_rel_err,ctas,"
-                           "floor_datasheet_us\n");
+                           "floor_datasheet_us,auto_chose,auto_margin\n");
   for (int i = 0; i < r->n && used < cap; i++) {
     const av_vrow_t *x = &r->rows[i];
     const av_heads_t *h = &r->e->batches[x->batch].w->heads;
     char name[600], label[300];  /* names are quoted: FlashInfer's hold commas */
     av_csv_field(name, sizeof name, r->e->batches[x->batch].name);
     av_csv_field(label, sizeof label, r->e->scheds[x->sched].label);
+    char chose[128], chose_csv[300], margin_csv[32] = "";
+    double margin = NAN;
+    if (!is_auto(r->e, x->sched) ||
+        !av_auto_verdict_parse(x->params, chose, sizeof chose, &margin))
+      chose[0] = 0;
+    av_csv_field(chose_csv, sizeof chose_csv, chose);
+    if (!isnan(margin)) snprintf(margin_csv, sizeof margin_csv, "%.4f", margin);
     used += (size_t)snprintf(out + used, cap - used,
                              "%s,%d,%d,%s,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.6f,%.4f,%.3g,"
-                             "%d,%.4f\n",
+                             "%d,%.4f,%s,%s\n",
                              name, h->hq, h->hkv, label, x->floor.us, x->floor.mem_us,
                              x->floor.compute_us, x->predicted_us,
                              x->measured_us, x->min_us, x->max_us,
                              av_cmp_ape(x->predicted_us, x->measured_us), x->replayed_us,
-                             x->max_rel_err, (int)x->ctas, x->floor.datasheet_us);
+                             x->max_rel_err, (int)x->ctas, x->floor.datasheet_us, chose_csv,
+                             margin_csv);
   }
   return out;
 }
@@ -257,6 +279,22 @@ int av_vreport_write(const av_vreport_t *r, const char *dir, av_error_t *err) {
   return rc;
 }
 
+/* Under an `auto` scheduler's line, each of its rows: the batch and auto's choice with its
+ * predicted margin over the runner-up ("  docqa-1 32/8  auto→greedy_division (+3.1 %)"). */
+static void print_auto_rows(FILE *f, const av_vreport_t *r, int k) {
+  const av_experiment_t *e = r->e;
+  char b1[AV_ESCAPE_NAME_SIZE], b2[AV_ESCAPE_NAME_SIZE], cell[AV_ESCAPE_NAME_SIZE + 160];
+  for (int i = 0; i < r->n; i++) {
+    const av_vrow_t *x = &r->rows[i];
+    if (x->sched != k) continue;
+    const av_heads_t *h = &e->batches[x->batch].w->heads;
+    av_auto_verdict_text(av_escape_text(e->scheds[k].label, b1, sizeof b1), x->params, cell,
+                         sizeof cell);
+    fprintf(f, "  %-22s %3d/%-3d %s\n",
+            av_escape_text(e->batches[x->batch].name, b2, sizeof b2), h->hq, h->hkv, cell);
+  }
+}
+
 void av_vreport_print(FILE *f, const av_vreport_t *r) {
   const av_experiment_t *e = r->e;
   av_cmp_pair_t *p = malloc(sizeof *p * (size_t)(r->n ? r->n : 1));
@@ -277,6 +315,7 @@ void av_vreport_print(FILE *f, const av_vreport_t *r) {
       fprintf(f, "%-24s %6d %8.1f%% %8.1f%% %9.3f\n",
               av_escape_text(e->scheds[k].label, b1, sizeof b1), n, 100 * s.mape,
               100 * s.worst_ape, s.spearman);
+    if (n && is_auto(e, k)) print_auto_rows(f, r, k);
   }
   av_cmp_summary_t s;
   int n = make_pairs(r, -1, PAIRS_TOTAL, p);

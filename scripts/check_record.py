@@ -6,14 +6,23 @@
 2. every such file has, in its folder or a folder above it under results/<gpu>/, a README.md
    with a `Command:` line (what made the files) and a `Commit:` line (what they measured);
 3. no tracked path or text speaks of how the project was developed rather than of anvil
-   (the words below), and the code cites docs/design.md rather than an outside design file.
+   (the words below), and the code cites docs/design.md rather than an outside design file;
+4. a JSON file whose provenance names the commit of the program that wrote it
+   (`provenance.git_commit`) has that commit first on its README's `Commit:` line;
+5. every validation record (results/<gpu>/{validation,transfer}/<set>/validation.json) is
+   labelled held-out or seen in its README (analysis/record_labels.py).
 
     scripts/check_record.py [REPO]     exit 1 listing each fault (CTest check_record)
 """
+import json
 import os
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "analysis"))
+import record_labels  # noqa: E402
 
 CITING = ("README.md", "docs", "analysis", "scripts")
 TEXT_EXT = {".c", ".h", ".cu", ".cuh", ".py", ".md", ".json", ".txt", ".cmake", ".sh", ".in",
@@ -70,6 +79,9 @@ def cited(rel, corpus):
     return False
 
 
+COMMIT_LINE = re.compile(r"^\W*Commit:\W*([0-9a-f]{7,40})\b", re.M)
+
+
 def provenance(repo, rel, cache):
     """The README.md above a results file that names its command and commit, or None."""
     parts = rel.split("/")
@@ -77,11 +89,60 @@ def provenance(repo, rel, cache):
         readme = "/".join(parts[:depth] + ["README.md"])
         if readme not in cache:
             text = read(repo, readme) or ""
-            cache[readme] = bool(re.search(r"^\W*Command:", text, re.M)
-                                 and re.search(r"^\W*Commit:\W*[0-9a-f]{7,40}\b", text, re.M))
+            m = COMMIT_LINE.search(text)
+            cache[readme] = (m.group(1) if re.search(r"^\W*Command:", text, re.M) and m
+                             else None)
         if cache[readme]:
             return readme
     return None
+
+
+def recorded_commit(repo, rel):
+    """The commit a results JSON file says the program that wrote it was built from, without
+    '-dirty', or None."""
+    if not rel.endswith(".json"):
+        return None
+    try:
+        with open(os.path.join(repo, rel), encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return None
+    prov = doc.get("provenance") if isinstance(doc, dict) else None
+    commit = prov.get("git_commit") if isinstance(prov, dict) else None
+    return commit.split("-")[0] if isinstance(commit, str) and commit else None
+
+
+def check_commits(repo, files, faults):
+    """The README's Commit: line names first the commit the record's JSON says it measured."""
+    cache = {}
+    for rel in files:
+        if not rel.startswith("results/"):
+            continue
+        commit = recorded_commit(repo, rel)
+        readme = provenance(repo, rel, cache) if commit else None
+        if readme and not commit.startswith(cache[readme]):
+            faults.append(f"{rel}: recorded commit {commit[:7]}, but {readme} says "
+                          f"'Commit: {cache[readme]}'; name first the commit the program "
+                          "wrote (then, e.g., the commit it was re-predicted at)")
+
+
+LABELLED = re.compile(r"^results/[^/]+/(validation|transfer)/[^/]+/validation\.json$")
+
+
+def check_labels(repo, files, faults):
+    """Every validation record says, in its README, whether it is held out or seen."""
+    for rel in files:
+        if not LABELLED.match(rel):
+            continue
+        record = rel[len("results/"):-len("/validation.json")]
+        readme = record_labels.readme(repo, record)
+        if readme is None:
+            faults.append(f"{rel}: no README.md above it says 'held_out: true|false'")
+            continue
+        try:
+            record_labels.parse(read(repo, readme) or "")
+        except ValueError as e:
+            faults.append(f"{readme}: {e}")
 
 
 def check_results(repo, files, faults):
@@ -126,6 +187,8 @@ def main():
     files = sorted(tracked(repo))
     faults = []
     check_results(repo, files, faults)
+    check_commits(repo, files, faults)
+    check_labels(repo, files, faults)
     check_words(repo, files, faults)
     for f in faults:
         print(f"check_record: {f}", file=sys.stderr)
@@ -133,7 +196,8 @@ def main():
     if faults:
         print(f"check_record: {len(faults)} fault(s)", file=sys.stderr)
         return 1
-    print(f"check_record: {n} results files cited, with their command and commit; "
+    print(f"check_record: {n} results files cited, with their command and commit, the "
+          "commits their JSON records, and every validation record's held-out label; "
           f"{len(files)} tracked files free of history words")
     return 0
 

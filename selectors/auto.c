@@ -9,6 +9,7 @@
  * second, in order of increasing bound, so the verdict is the one a full race gives. A
  * candidate that cannot run on this GPU is skipped, and the verdict lists it with the reason
  * ("skipped=node_naive: ..."). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -406,6 +407,48 @@ static int64_t auto_pieces(const av_workload_t *w, const av_params_t *params) {
       }
   }
   return sum;
+}
+
+/* The value of key "k=" in a comma-separated list whose values may hold commas inside
+ * brackets; its length in *len. NULL when absent. */
+static const char *verdict_field(const char *params, const char *key, size_t *len) {
+  const size_t k = strlen(key);
+  for (const char *p = params; p && *p;) {
+    const int match = strncmp(p, key, k) == 0;
+    const char *v = p + (match ? k : 0);
+    int depth = 0;
+    const char *q = v;
+    for (; *q && (*q != ',' || depth > 0); q++) depth += (*q == '[') - (*q == ']');
+    if (match) {
+      *len = (size_t)(q - v);
+      return v;
+    }
+    p = *q ? q + 1 : q;
+  }
+  return NULL;
+}
+
+int av_auto_verdict_parse(const char *params, char *chose, size_t n, double *margin) {
+  size_t len = 0;
+  const char *c = verdict_field(params, "chose=", &len);
+  if (n) snprintf(chose, n, "%.*s", c ? (int)len : 0, c ? c : "");
+  *margin = NAN;
+  const char *m = c ? verdict_field(params, "margin=", &len) : NULL;
+  char *end = NULL;
+  double v = m ? strtod(m, &end) : NAN;
+  if (m && end == m + len && len) *margin = v;
+  return c != NULL;
+}
+
+void av_auto_verdict_text(const char *label, const char *params, char *out, size_t n) {
+  char chose[128];
+  double margin;
+  if (!av_auto_verdict_parse(params, chose, sizeof chose, &margin))
+    snprintf(out, n, "%s", label);
+  else if (isnan(margin))
+    snprintf(out, n, "%s\u2192%s", label, chose);
+  else
+    snprintf(out, n, "%s\u2192%s (%+.1f %%)", label, chose, 100 * margin);
 }
 
 const av_scheduler_ops_t av_sched_auto = {

@@ -24,4 +24,14 @@ int av_auto_rank(const av_sched_ctx_t *ctx, const av_params_t *params, av_auto_c
 int av_auto_plan_candidate(const av_sched_ctx_t *ctx, const av_auto_candidate_t *c,
                            const char *verdict, av_plan_t **out, av_error_t *err);
 
+/* Reads the verdict an `auto` plan records in its parameters ("...,chose=NAME,margin=M,..."):
+ * the candidate chosen into chose (n bytes; NAME as the verdict writes it, brackets and all)
+ * and the runner-up's predicted excess over it (M, a fraction: 0.031 is 3.1 % slower) into
+ * *margin, NAN when the verdict has none (an `--autotune` verdict, or no runner-up). Returns
+ * 1 when params holds a verdict, else 0 with chose "" and *margin NAN. */
+int av_auto_verdict_parse(const char *params, char *chose, size_t n, double *margin);
+/* A table's cell for an `auto` row labelled label: "label→CHOSEN (+3.1 %)" (the runner-up
+ * predicted 3.1 % slower), "label→CHOSEN" without a margin, label alone without a verdict. */
+void av_auto_verdict_text(const char *label, const char *params, char *out, size_t n);
+
 #endif

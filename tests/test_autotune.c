@@ -1,7 +1,9 @@
 /* What `anvil exec --autotune` is built on, without a GPU: auto's ranking (its first candidate
  * is auto's own choice, the rest in predicted order, each planned as auto's plan with the
- * verdict it is given) and the cache file (read, checked, written back). The measuring itself
- * is in the GPU tests (tests/gpu_kernels.c). */
+ * verdict it is given), the cache file (read, checked, written back), and the reading of a
+ * verdict that the run and validate tables show. The measuring itself is in the GPU tests
+ * (tests/gpu_kernels.c). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,12 +110,44 @@ START_TEST(cache_round_trip_and_bad_files) {
 }
 END_TEST
 
+/* A verdict's choice (brackets and the commas inside them kept), its margin, and the cell the
+ * tables print; an --autotune verdict has no margin, other parameters no verdict. */
+START_TEST(verdict_read_and_shown) {
+  static const struct {
+    const char *params, *chose, *cell;
+    double margin;
+  } cases[] = {
+      {"model=engine,wide=off,chose=profit_pack[cost=compute],margin=0.0310,runner_up=pat",
+       "profit_pack[cost=compute]", "auto\u2192profit_pack[cost=compute] (+3.1 %)", 0.031},
+      {"chose=fixed_division[k=4,wide=on],margin=0.1000,runner_up=none",
+       "fixed_division[k=4,wide=on]", "auto\u2192fixed_division[k=4,wide=on] (+10.0 %)", 0.1},
+      {"chose=greedy_division,autotune=4,measured=greedy_division:96.7/pat:116.2",
+       "greedy_division", "auto\u2192greedy_division", NAN},
+      {"split=heuristic,splits=4", "", "auto", NAN},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char chose[128], cell[256];
+    double margin = 0;
+    const int is = av_auto_verdict_parse(cases[i].params, chose, sizeof chose, &margin);
+    ck_assert_int_eq(is, cases[i].chose[0] != 0);
+    ck_assert_str_eq(chose, cases[i].chose);
+    if (isnan(cases[i].margin))
+      ck_assert_msg(isnan(margin), "%s: margin %g", cases[i].params, margin);
+    else
+      ck_assert_double_eq_tol(margin, cases[i].margin, 1e-12);
+    av_auto_verdict_text("auto", cases[i].params, cell, sizeof cell);
+    ck_assert_str_eq(cell, cases[i].cell);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("autotune");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, rank_starts_with_autos_choice);
   tcase_add_test(tc, cache_round_trip_and_bad_files);
+  tcase_add_test(tc, verdict_read_and_shown);
   suite_add_tcase(s, tc);
   return av_test_run(s, 0);
 }

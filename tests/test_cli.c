@@ -135,6 +135,34 @@ START_TEST(run_hostile_labels) {
 }
 END_TEST
 
+/* Every auto row of a results document carries the candidate its verdict chose and the
+ * predicted margin over the runner-up, and the printed table shows them in its scheduler
+ * column ("auto→greedy_division (+3.1 %)"); other rows carry neither. */
+static void auto_rows_show_their_choice(const json_t *rows, const char *table) {
+  int autos = 0;
+  for (size_t i = 0; i < json_array_size(rows); i++) {
+    const json_t *r = json_array_get(rows, i);
+    const char *params = json_string_value(json_object_get(r, "params"));
+    const json_t *chose = json_object_get(r, "auto_chose");
+    if (strcmp(json_string_value(json_object_get(r, "scheduler")), "auto") != 0) {
+      ck_assert(json_is_null(chose) && json_is_null(json_object_get(r, "auto_margin")));
+      continue;
+    }
+    autos++;
+    const char *c = strstr(params, "chose="), *m = strstr(params, ",margin=");
+    ck_assert_msg(c && m && json_is_string(chose), "params %s", params);
+    char want[300];
+    snprintf(want, sizeof want, "%.*s", (int)(m - c - 6), c + 6);
+    ck_assert_str_eq(json_string_value(chose), want);
+    const double margin = json_real_value(json_object_get(r, "auto_margin"));
+    ck_assert_double_eq_tol(margin, atof(m + 8), 1e-12);
+    snprintf(want, sizeof want, " auto\u2192%s (%+.1f %%) ", json_string_value(chose),
+             100 * margin);
+    ck_assert_msg(strstr(table, want), "no '%s' in the table", want);
+  }
+  ck_assert_int_gt(autos, 0);
+}
+
 START_TEST(run_quickstart_writes_results) {
   char *dir = tmp_file("results");
   int rc = anvil(NULL, "run", "experiments/quickstart.json", "--out", dir, NULL);
@@ -171,6 +199,8 @@ START_TEST(run_quickstart_writes_results) {
   snprintf(want, sizeof want, "quickstart: 20 workloads, %zu plans checked", n_rows);
   ck_assert_str_eq(last_line(out), want);
   ck_assert_ptr_nonnull(strstr(out, "pat-20"));
+  ck_assert_msg(strstr(csv, ",status,error,auto_chose,auto_margin\n"), "csv header: %.400s", csv);
+  auto_rows_show_their_choice(rows, out);
   free(out);
   free(csv);
   free(err);

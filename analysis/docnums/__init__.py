@@ -4,6 +4,8 @@ One module per doc topic; each public function takes the context (ctx.repo, ctx.
 ctx.repro_study(study)) and returns the text that goes between its markers in the doc."""
 import json
 
+import record_labels
+
 
 class SkipBlock(Exception):
     """Raised by a generator whose input is absent (a reproduction that was not run)."""
@@ -12,6 +14,12 @@ class SkipBlock(Exception):
 def load_json(ctx, *parts):
     with open(ctx.path(*parts), encoding="utf-8") as f:
         return json.load(f)
+
+
+def label(ctx, record):
+    """'held-out' or 'seen' of a validation record (record: 'h100/validation/heldout3'), from
+    its README's `held_out:` line (analysis/record_labels.py), never from a table's prose."""
+    return record_labels.label(ctx.repo, record)
 
 
 def need_repro(ctx, study):

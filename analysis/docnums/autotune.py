@@ -5,24 +5,25 @@ from `anvil exec --autotune` runs (results/h100/autotune/, results/h200/autotune
 import collections
 import statistics
 
-from docnums import load_json
+from docnums import label as record_label, load_json
 
 RECORDS = [("H200", "PAT trees (in-sample)", "h200/validation/pat"),
            ("H100", "PAT trees (in-sample)", "h100/validation/pat"),
-           ("H200", "held-out realistic batches, set 2", "h200/validation/heldout2"),
-           ("H100", "held-out realistic batches, set 3", "h100/validation/heldout3"),
-           ("H100", "held-out realistic batches, set 2", "h100/validation/heldout2"),
-           ("H200", "held-out realistic batches, set 1", "h200/validation/heldout"),
-           ("H200", "held-out random forests", "h200/validation/random"),
-           ("H100", "held-out realistic batches, set 1", "h100/validation/heldout")]
+           ("H200", "realistic batches, set 2", "h200/validation/heldout2"),
+           ("H100", "realistic batches, set 3", "h100/validation/heldout3"),
+           ("H100", "realistic batches, set 2", "h100/validation/heldout2"),
+           ("H200", "realistic batches, set 1", "h200/validation/heldout"),
+           ("H200", "random forests", "h200/validation/random"),
+           ("H100", "realistic batches, set 1", "h100/validation/heldout")]
 KS = (1, 2, 3, 4, 5)
-# (GPU, set, the `anvil exec --autotune 4` report under results/<gpu>/autotune/, its `auto` row)
-RUNS = [("H200", "held-out realistic batches, set 2", "heldout2", "auto"),
-        ("H100", "held-out realistic batches, set 3", "heldout3", "auto"),
-        ("H100", "held-out realistic batches, set 3 with the m128 tile's plans, `auto` with "
+# (GPU, set, the `anvil exec --autotune 4` report under results/<gpu>/autotune/, its `auto` row);
+# the set's validation record of the same name (results/<gpu>/validation/) gives its label.
+RUNS = [("H200", "realistic batches, set 2", "heldout2", "auto"),
+        ("H100", "realistic batches, set 3", "heldout3", "auto"),
+        ("H100", "realistic batches, set 3 with the m128 tile's plans, `auto` with "
          "`wide=on`", "heldout3_wide", "auto_wide"),
-        ("H100", "held-out realistic batches, set 2", "heldout2", "auto"),
-        ("H100", "held-out realistic batches, set 1", "heldout", "auto"),
+        ("H100", "realistic batches, set 2", "heldout2", "auto"),
+        ("H100", "realistic batches, set 1", "heldout", "auto"),
         ("H100", "PAT trees (in-sample)", "pat", "auto")]
 
 
@@ -60,14 +61,15 @@ def k_choice(ctx):
 
 
 def k_table(ctx):
-    out = ["", "| GPU | set | batches | " + " | ".join("K = %d" % k for k in KS) + " |",
-           "|---|---|---|" + "---|" * len(KS)]
+    out = ["", "| GPU | set | held-out / seen | batches | " +
+           " | ".join("K = %d" % k for k in KS) + " |", "|---|---|---|---|" + "---|" * len(KS)]
     for gpu, label, rec in RECORDS:
         cells, n = [], 0
         for k in KS:
             n, w5, w2 = _within(ctx, rec, k)
             cells.append("%d / %d" % (w5, w2))
-        out.append("| %s | %s | %d | %s |" % (gpu, label, n, " | ".join(cells)))
+        out.append("| %s | %s | %s | %d | %s |" % (gpu, label, record_label(ctx, rec), n,
+                                                  " | ".join(cells)))
     return "\n".join(out) + "\n"
 
 
@@ -126,11 +128,13 @@ def _run_stats(ctx, gpu, name, auto_row):
 
 
 def measured_table(ctx):
-    out = ["", "| GPU | set | batches | predicted fastest within 5 % | within 2 % | "
-           "`--autotune 4` within 5 % | within 2 % |", "|---|---|---|---|---|---|---|"]
+    out = ["", "| GPU | set | held-out / seen | batches | predicted fastest within 5 % | "
+           "within 2 % | `--autotune 4` within 5 % | within 2 % |",
+           "|---|---|---|---|---|---|---|---|"]
     for gpu, label, name, auto_row in RUNS:
         s = _run_stats(ctx, gpu, name, auto_row)
-        out.append("| %s | %s | %d | %s | %s | %s | %s |" % (
-            gpu, label, s["n"], _frac(s["f5"], s["n"]), _frac(s["f2"], s["n"]),
+        seen = record_label(ctx, "%s/validation/%s" % (gpu.lower(), name))
+        out.append("| %s | %s | %s | %d | %s | %s | %s | %s |" % (
+            gpu, label, seen, s["n"], _frac(s["f5"], s["n"]), _frac(s["f2"], s["n"]),
             _frac(s["t5"], s["n"]), _frac(s["t2"], s["n"])))
     return "\n".join(out) + "\n"

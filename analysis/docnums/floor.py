@@ -1,6 +1,6 @@
 """The numbers of docs/kernels.md#the-floor: the H200's copy and read-stream bandwidths
 (results/h200/floor/bandwidth_*.txt, `anvil exec --copy-bw` in five processes), the read-stream
-variants (read_stream.txt, bench/read_stream.cu), and the held-out set 2's best plans against
+variants (read_stream.txt, bench/read_stream.cu), and the realistic set 2's best plans against
 the floor by each bandwidth (results/h200/floor/heldout2/: the record re-predicted offline with
 the spec that holds the read stream)."""
 import math
@@ -63,7 +63,7 @@ def _geo(xs):
 
 
 def heldout_table(ctx):
-    """Best plan / floor over the held-out set 2, with the floor's bandwidth the copy (the
+    """Best plan / floor over the realistic set 2, with the floor's bandwidth the copy (the
     record as measured), the read stream and the datasheet."""
     copy = _best(load_json(ctx, SET, "validation.json")["rows"], "floor_us")
     new = load_json(ctx, *REC, "heldout2", "validation.json")["rows"]

@@ -8,7 +8,7 @@ import re
 import sys
 import tarfile
 
-from docnums import load_json
+from docnums import label as record_label, load_json
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import kernel_targets  # noqa: E402
@@ -273,8 +273,8 @@ def variants_count(ctx):
     return "%d variants on each of %d architectures" % (len(vs) // len(archs), len(archs))
 
 
-# The realistic held-out sets drawn after the last change to the model, newest first per GPU:
-# (GPU, set, record folder under results/, the row of `auto` whose plan the table counts).
+# The realistic sets, newest first per GPU: (GPU, set, record folder under results/, the row of
+# `auto` whose plan the table counts); each record's README says whether it is held out or seen.
 REALISTIC = [("H200", "set 2", "h200/validation/heldout2", "auto"),
              ("H100", "set 3", "h100/validation/heldout3", "auto"),
              ("H100", "set 3, run as CUDA graphs", "h100/validation/heldout3_graph", "auto"),
@@ -298,20 +298,20 @@ def _realistic(ctx, rec, auto="auto"):
 
 
 def realistic_table(ctx):
-    """The realistic held-out batches against the roofline floor: the geometric mean and the
+    """The realistic batches against the roofline floor: the geometric mean and the
     worst of best plan / floor, batches above 1.6x, the small batches (floor <= 25 µs) and
     `auto` within 5 % of the measured best."""
-    out = ["", "| GPU | held-out set | batches | best plan / floor, geomean | worst | above "
+    out = ["", "| GPU | set | held-out / seen | batches | best plan / floor, geomean | worst | above "
            "1.6× | floor ≤ 25 µs: batches, geomean | `auto` within 5 % |",
-           "|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|"]
     for gpu, label, rec, auto_row in REALISTIC:
         by = _realistic(ctx, rec, auto_row)
         ratio = {k: best / floor for k, (best, _, floor) in by.items()}
         worst = max(ratio, key=ratio.get)
         small = [ratio[k] for k, v in by.items() if v[2] <= 25.0]
         auto = sum(1 for best, a, _ in by.values() if a <= 1.05 * best)
-        out.append("| %s | %s (`results/%s/`) | %d | %.2f× | %.2f× (%s %d/%d) | %d | %s | %d / %d |"
-                   % (gpu, label, rec, len(by), _geo(list(ratio.values())), ratio[worst],
+        out.append("| %s | %s (`results/%s/`) | %s | %d | %.2f× | %.2f× (%s %d/%d) | %d | %s | %d / %d |"
+                   % (gpu, label, rec, record_label(ctx, rec), len(by), _geo(list(ratio.values())), ratio[worst],
                       worst[0], worst[1][0], worst[1][1], sum(1 for x in ratio.values() if x > 1.6),
                       "%d, %.2f×" % (len(small), _geo(small)) if small else "none", auto, len(by)))
     return "\n".join(out) + "\n"

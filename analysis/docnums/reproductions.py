@@ -304,7 +304,7 @@ def flashinfer_balance_batches(ctx):
 def across_gpus_table(ctx):
     """Per GPU spec (ascending HBM bandwidth) the two plans' times; the measured H200 point."""
     gpus, m = across_gpus.summarize(_doc(ctx, "across_gpus"), _meas(ctx, "across_gpus"))[0]
-    rows = [[g["gpu"] + " (sim, datasheet spec)", f"{g['bw']:.0f}", f"{g['qc_us']:.0f}",
+    rows = [[g["gpu"] + " (sim, datasheet only)", f"{g['bw']:.0f}", f"{g['qc_us']:.0f}",
              f"{g['ff_us']:.0f}", _x(g["speedup"]),
              f"{g['qc_dram'] / 1e9:.2f} / {g['qc_l2'] / 1e9:.1f}"] for g in gpus]
     if m:

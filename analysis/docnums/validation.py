@@ -9,26 +9,29 @@ import functools
 import json
 import statistics
 
-from docnums import load_json
+from docnums import label as record_label, load_json
+from docnums.simulator import spec_kind
 from fidelity import spearman as _spearman  # the same statistic analysis/fidelity.py prints
 
-# (GPU, set label, record folder under results/), in the order the doc's tables list them.
-# Every set was drawn before the range L2 (docs/simulator.md#l2-over-ranges), which changed
-# what each predicts and was compared on them: all are seen (docs/validation.md#held-out-sets).
+# (GPU, set, record folder under results/), in the order the doc's tables list them. Whether a
+# set is held out or seen is its record's README's `held_out:` line (docnums.label), shown in
+# a column of its own (docs/validation.md#held-out-sets).
 HELD_OUT = [
-    ("H200", "realistic batches (seen), set 2", "h200/validation/heldout2"),
-    ("H100", "realistic batches (seen), set 3", "h100/validation/heldout3"),
-    ("H100", "realistic batches (seen), set 3, run as CUDA graphs",
+    ("H200", "realistic batches, set 2", "h200/validation/heldout2"),
+    ("H100", "realistic batches, set 3", "h100/validation/heldout3"),
+    ("H100", "realistic batches, set 3, its first measurement (before the stream priorities)",
+     "h100/launch/priority/set3_plain"),
+    ("H100", "realistic batches, set 3, run as CUDA graphs",
      "h100/validation/heldout3_graph"),
-    ("H100", "realistic batches (seen), set 3, the merge a programmatic dependent launch",
+    ("H100", "realistic batches, set 3, the merge a programmatic dependent launch",
      "h100/validation/heldout3_pdl"),
-    ("H100", "realistic batches (seen), set 2", "h100/validation/heldout2"),
-    ("H100", "realistic batches (seen), set 2, run as CUDA graphs",
+    ("H100", "realistic batches, set 2", "h100/validation/heldout2"),
+    ("H100", "realistic batches, set 2, run as CUDA graphs",
      "h100/validation/heldout2_graph"),
-    ("H200", "realistic batches (seen), set 1", "h200/validation/heldout"),
-    ("H200", "random forests (seen)", "h200/validation/random"),
-    ("H100", "realistic batches (seen), set 1", "h100/validation/heldout"),
-    ("H100", "realistic batches (seen), set 1, run as CUDA graphs",
+    ("H200", "realistic batches, set 1", "h200/validation/heldout"),
+    ("H200", "random forests", "h200/validation/random"),
+    ("H100", "realistic batches, set 1", "h100/validation/heldout"),
+    ("H100", "realistic batches, set 1, run as CUDA graphs",
      "h100/validation/heldout_graph"),
 ]
 IN_SAMPLE = [
@@ -37,23 +40,23 @@ IN_SAMPLE = [
 ]
 # (target GPU, set, its own record, the record predicted with the other GPU's profile)
 TRANSFER = [
-    ("H200", "realistic batches (seen), set 2", "h200/validation/heldout2",
+    ("H200", "realistic batches, set 2", "h200/validation/heldout2",
      "h200/transfer/heldout2", "H100"),
-    ("H100", "realistic batches (seen), set 3", "h100/validation/heldout3",
+    ("H100", "realistic batches, set 3", "h100/validation/heldout3",
      "h100/transfer/heldout3", "H200"),
-    ("H100", "realistic batches (seen), set 2", "h100/validation/heldout2",
+    ("H100", "realistic batches, set 2", "h100/validation/heldout2",
      "h100/transfer/heldout2", "H200"),
-    ("H100", "realistic batches (seen), set 1", "h100/validation/heldout",
+    ("H100", "realistic batches, set 1", "h100/validation/heldout",
      "h100/transfer/heldout", "H200"),
     ("H100", "PAT trees (in-sample)", "h100/validation/pat", "h100/transfer/pat", "H200"),
-    ("H200", "realistic batches (seen), set 1", "h200/validation/heldout",
+    ("H200", "realistic batches, set 1", "h200/validation/heldout",
      "h200/transfer/heldout", "H100"),
 ]
 UNCALIBRATED = [
-    ("H200", "realistic batches (seen), set 1", "h200/validation/heldout",
+    ("H200", "realistic batches, set 1", "h200/validation/heldout",
      "h200/validation/heldout_uncalibrated"),
     ("H200", "PAT trees (in-sample)", "h200/validation/pat", "h200/validation/pat_uncalibrated"),
-    ("H100", "realistic batches (seen), set 1", "h100/validation/heldout",
+    ("H100", "realistic batches, set 1", "h100/validation/heldout",
      "h100/validation/heldout_uncalibrated"),
     ("H100", "PAT trees (in-sample)", "h100/validation/pat", "h100/validation/pat_uncalibrated"),
 ]
@@ -121,9 +124,16 @@ def _frac(k, n):
     return f"{k} / {n} ({100 * k / n:.0f} %)"
 
 
-def _result_line(gpu, label, record, s):
+def _folder(record):
+    """A record's folder as the tables name it: under results/<gpu>/validation/ by its own
+    name, elsewhere by its path under results/<gpu>/."""
+    _, topic, rest = record.split("/", 2)
+    return f"`{rest if topic == 'validation' else topic + '/' + rest}/`"
+
+
+def _result_line(ctx, gpu, label, record, s):
     b = s["batches"]
-    return [gpu, label, f"`{record.split('/', 2)[2]}/`", f"{s['pairs']} ({b} batches)",
+    return [gpu, label, record_label(ctx, record), _folder(record), f"{s['pairs']} ({b} batches)",
             f"{s['mape']:.1f} %", f"{s['worst']:.1f} % ({s['worst_pair']})",
             f"{s['spearman']:.3f}", f"{s['agree']} / {b}",
             f"{s['regret_mean']:.1f} % / {s['regret_max']:.1f} %", _frac(s["auto5"], b)]
@@ -131,21 +141,24 @@ def _result_line(gpu, label, record, s):
 
 def results_table(ctx):
     """One line per committed measured record: held-out sets first, then PAT's trees."""
-    head = ["GPU", "set", "record", "pairs", "MAPE", "worst pair", "Spearman ρ",
-            "best-plan agreement", "regret mean / max", "`auto` within 5 %"]
-    lines = [_result_line(g, label, rec, stats(_rows(ctx, rec)))
+    head = ["GPU", "set", "held-out / seen", "record", "pairs", "MAPE", "worst pair",
+            "Spearman ρ", "best-plan agreement", "regret mean / max", "`auto` within 5 %"]
+    lines = [_result_line(ctx, g, label, rec, stats(_rows(ctx, rec)))
              for g, label, rec in HELD_OUT + IN_SAMPLE]
     return _table(head, lines)
 
 
 def _compare_table(ctx, jobs, what):
-    head = ["GPU", "set", what, "MAPE", "median predicted / measured", "Spearman ρ",
-            "best-plan agreement", "`auto` within 5 %"]
+    head = ["GPU", "set", "held-out / seen", what, "MAPE", "median predicted / measured",
+            "Spearman ρ", "best-plan agreement", "`auto` within 5 %"]
     lines = []
     for gpu, label, own, other, source in jobs:
         a, b = stats(_rows(ctx, own)), stats(_rows(ctx, other))
         n = a["batches"]
-        lines.append([gpu, label, source.format(gpu=gpu),
+        seen = record_label(ctx, own)
+        if record_label(ctx, other) != seen:
+            raise ValueError(f"results/{own} and results/{other} differ in their held-out label")
+        lines.append([gpu, label, seen, source.format(gpu=gpu),
                       f"{a['mape']:.1f} % → {b['mape']:.1f} %",
                       f"{a['median']:.2f} → {b['median']:.2f}",
                       f"{a['spearman']:.3f} → {b['spearman']:.3f}",
@@ -163,8 +176,11 @@ def transfer_table(ctx):
 
 def uncalibrated_table(ctx):
     """Calibrated spec → the datasheet spec (`--no-calibration`), same measured C tables."""
-    jobs = [(g, label, own, other, "`gpus/{gpu}-SXM.json`")
+    jobs = [(g, label, own, other, "datasheet only: `gpus/{gpu}-SXM.json`")
             for g, label, own, other in UNCALIBRATED]
+    for _, _, _, other, _ in jobs:
+        if spec_kind(ctx, other) != "datasheet only":
+            raise ValueError(f"results/{other} was not predicted with a datasheet spec")
     return _compare_table(ctx, jobs, "uncalibrated spec")
 
 
@@ -173,9 +189,14 @@ def _median_ratio(rows, keep):
     return f"{statistics.median(v):.2f}" if v else "—"
 
 
+def _bias_records(ctx):
+    """(column head with the record's held-out label, rows) of each BIAS_COLUMNS record."""
+    return [(f"{name} ({record_label(ctx, rec)})", _rows(ctx, rec)) for name, rec in BIAS_COLUMNS]
+
+
 def scheduler_bias_table(ctx):
     """Median predicted / measured per scheduler and record (> 1: predicted too slow)."""
-    recs = [(name, _rows(ctx, rec)) for name, rec in BIAS_COLUMNS]
+    recs = _bias_records(ctx)
     scheds = list(dict.fromkeys(r["scheduler"] for r in recs[0][1]))
     lines = [[f"`{s}`"] + [_median_ratio(rows, lambda r, s=s: r["scheduler"] == s)
                             for _, rows in recs] for s in scheds]
@@ -185,7 +206,7 @@ def scheduler_bias_table(ctx):
 
 def length_bias_table(ctx):
     """Median predicted / measured by the measured time of the pair (pairs in brackets)."""
-    recs = [(name, _rows(ctx, rec)) for name, rec in BIAS_COLUMNS]
+    recs = _bias_records(ctx)
     lines = []
     for lo, hi, label in BUCKETS:
         line = [label]
@@ -203,10 +224,11 @@ def worst_pairs_table(ctx):
     for gpu, label, rec in HELD_OUT:
         rows = sorted(_rows(ctx, rec), key=_ape, reverse=True)[:3]
         for r in rows:
-            lines.append([gpu, label, r["batch"], "/".join(map(str, r["heads"])),
+            lines.append([gpu, label, record_label(ctx, rec), r["batch"],
+                          "/".join(map(str, r["heads"])),
                           f"`{r['scheduler']}`", f"{r['predicted_us']:.1f}",
                           f"{r['measured_us']:.1f}", f"{100 * _ape(r):.0f} %"])
-    return _table(["GPU", "set", "batch", "heads", "scheduler", "predicted µs",
+    return _table(["GPU", "set", "held-out / seen", "batch", "heads", "scheduler", "predicted µs",
                    "measured µs", "APE"], lines)
 
 
@@ -220,9 +242,9 @@ def dispatch_table(ctx):
                                 for r in rows)
         cost = statistics.fmean(abs(r["predicted_us"] - r["replayed_us"]) / r["replayed_us"]
                                 for r in rows)
-        lines.append([gpu, label, str(len(rows)), f"{100 * disp:.1f} %",
-                      f"{100 * cost:.1f} %"])
-    return _table(["GPU", "set", "traced pairs", "dispatch error (replayed vs measured)",
+        lines.append([gpu, label, record_label(ctx, rec), str(len(rows)),
+                      f"{100 * disp:.1f} %", f"{100 * cost:.1f} %"])
+    return _table(["GPU", "set", "held-out / seen", "traced pairs", "dispatch error (replayed vs measured)",
                    "cost-model error (predicted vs replayed)"], lines)
 
 
