@@ -213,6 +213,15 @@ static anvil_heads_t heads_of(const cfg_t *c) {
   return (anvil_heads_t){c->hq, c->hkv, c->d, c->dtype};
 }
 
+/* The H200 target the plans are made for (roofline costs). */
+static anvil_target_t *h200(void) {
+  anvil_error_t err;
+  anvil_target_t *t = NULL;
+  ck_assert_msg(anvil_target_create("H200-SXM", "roofline", NULL, 0, &t, &err) == 0, "%s",
+                err.message);
+  return t;
+}
+
 /* fp64 attention of request r, q head h, read from the host cache through the block table:
  * o (d values) and the natural-log lse of the scaled scores. */
 static double ref_row(const batch_t *b, int32_t r, int h, double *o) {
@@ -328,9 +337,7 @@ static void cap_max(anvil_device_capacity_t *a, const anvil_device_capacity_t *b
  * sized for the largest of them. */
 static void run_schedulers(batch_t *b, const char *name) {
   anvil_error_t err;
-  anvil_target_t *t = NULL;
-  ck_assert_msg(anvil_target_create("H200-SXM", "roofline", NULL, 0, &t, &err) == 0, "%s",
-                err.message);
+  anvil_target_t *t = h200();
   const anvil_heads_t h = heads_of(&b->c);
   anvil_workload_t *w = NULL;
   ck_assert_msg(anvil_workload_from_block_table(b->table, b->stride, b->tokens, b->n, b->c.bs,
@@ -424,8 +431,7 @@ START_TEST(test_planner_steps) {
   table_levels(&b, B, L, 3, 3);
   batch_upload(&b, 4);
   anvil_error_t err;
-  anvil_target_t *t = NULL;
-  ck_assert(anvil_target_create("H200-SXM", "roofline", NULL, 0, &t, &err) == 0);
+  anvil_target_t *t = h200();
   const anvil_heads_t h = heads_of(&b.c);
   anvil_planner_t *pl = NULL;
   ck_assert_msg(anvil_planner_create(t, "profit_pack", NULL, 0, b.c.bs, &h, &pl, &err) == 0,
@@ -467,8 +473,7 @@ START_TEST(test_bad_tensors) {
   table_chain(&b, tokens, 3, 1);
   batch_upload(&b, 2);
   anvil_error_t err;
-  anvil_target_t *t = NULL;
-  ck_assert(anvil_target_create("H200-SXM", "roofline", NULL, 0, &t, &err) == 0);
+  anvil_target_t *t = h200();
   const anvil_heads_t h = heads_of(&b.c);
   anvil_workload_t *w = NULL;
   anvil_plan_t *p = NULL;
