@@ -53,6 +53,39 @@ typedef struct av__plan_dev {
   int32_t n_items, ctas;
 } av__plan_dev_t;
 
+/* Where each node's KV lives in the block table the kernels read: node u's tokens start at
+ * token shift[u] (NULL: 0) of block block_ids[block_off[u]] and run on through the blocks
+ * after it in the table. The executor's nodes start on a block; a caller's may start inside
+ * one (a request that ended part-way into a block its successor shares). */
+typedef struct av__node_kv {
+  const int32_t *block_off, *shift;
+} av__node_kv_t;
+/* Device addresses of a plan's uploaded tables. */
+typedef struct av__plan_tables {
+  const int32_t *items, *queries, *segs, *qoff, *queue;
+} av__plan_tables_t;
+
+/* Each launch's compiled variant into var (n_launches entries), or the error naming the
+ * launch whose tile has none (or copies by TMA where `tma` is 0). */
+int av__plan_variants(const av_plan_t *p, const av_heads_t *h, int tma,
+                      const av_kern_variant_t **var, av_error_t *err);
+/* Items grouped by launch, keeping plan order inside each launch, as the kernels' records
+ * (AV_KERN_ITEM_INTS each, kernels/kernels.h); first[l] is launch l's first record and
+ * local[i] item i's index within its launch. Returns the records written. */
+int32_t av__plan_item_records(const av_plan_t *p, const av__node_kv_t *kv, int32_t *items,
+                              int32_t *first, int32_t *local);
+/* Persistent queues: CTA c's items (their local indices) by their order; qoff holds each
+ * persistent launch's pc + 1 queue offsets in turn. Returns the queue entries written. */
+int32_t av__plan_queue_records(const av_plan_t *p, const int32_t *local, int32_t *qoff,
+                               int32_t *queue);
+/* The segments as the kernels read them: node, begin, end (shifted by the node's shift),
+ * the node's block-table offset. */
+void av__plan_seg_records(const av_plan_t *p, const av__node_kv_t *kv, int32_t *segs);
+/* Each kernel launch's view of the uploaded tables t: its records (from first[l]; pos in
+ * all) and its queues. Returns the CTAs the launches run per KV head. */
+int32_t av__plan_bind(const av_plan_t *p, const av__plan_tables_t *t, const int32_t *first,
+                      int32_t pos, av_kern_launch_t *kl);
+
 /* Merge CTAs the merge launch runs (0 when the plan has no partial states). */
 int64_t av__exec_merge_ctas(const av_plan_t *p);
 /* Everything that can be wrong with the plan for batch b, found before any allocation

@@ -51,6 +51,35 @@ void av__plan_dev_free(av__plan_dev_t *d) {
   memset(d, 0, sizeof *d);
 }
 
+/* Each launch's compiled variant, or the error naming the launch whose tile has none (or
+ * needs TMA where `tma` is 0). */
+int av__plan_variants(const av_plan_t *p, const av_heads_t *h, int tma,
+                      const av_kern_variant_t **var, av_error_t *err) {
+  for (int32_t l = 0; l < p->n_launches; ++l) {
+    const av_tile_t *t = &p->launches[l].tile;
+    var[l] = av_kern_find((int)t->kind, t->m_rows, t->n_tokens, h->head_dim, (int)h->dtype);
+    char path[64];
+    snprintf(path, sizeof path, "launches[%d].tile", l);
+    if (!var[l] || t->kind == AV_KERNEL_MERGE)
+      return av_error_set(err, AV_ERR_UNSUPPORTED, AV_SRC, path,
+                          "no compiled %s kernel with m %d, n %d for head dim %d, %s "
+                          "(kernels/variants.json lists the compiled tiles)",
+                          av_kernel_kind_name(t->kind), t->m_rows, t->n_tokens, h->head_dim,
+                          av_dtype_name(h->dtype));
+    /* the warp-specialised tile's producer copies by TMA only (kernels/attn_ws.cuh) */
+    if (t->m_rows >= AV_TILE_WIDE_ROWS && !tma)
+      return av_error_set(err, AV_ERR_UNSUPPORTED, AV_SRC, path,
+                          "the %d x %d tile copies its KV by TMA, which this KV cache cannot use "
+                          "(an sm_90 device, a KV block size that is a power of two >= 8, "
+                          "strides of 16-byte multiples and the KV copy \"tma\")",
+                          t->m_rows, t->n_tokens);
+    if ((t->kind == AV_KERNEL_PERSISTENT) != (p->launches[l].persistent_ctas > 0))
+      return av_error_set(err, AV_ERR_UNSUPPORTED, AV_SRC, path,
+                          "a persistent grid needs the persistent kernel kind and vice versa");
+  }
+  return AV_OK;
+}
+
 /* Everything that can be wrong with the plan is found here, before any allocation. */
 int av__plan_validate(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t *d,
                       av_error_t *err) {
@@ -69,27 +98,8 @@ int av__plan_validate(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev
   if (rc != AV_OK) return rc;
   d->var = calloc((size_t)p->n_launches + 1, sizeof *d->var);
   if (!d->var) return av_error_set(err, AV_ERR_NOMEM, AV_SRC, NULL, "out of memory");
-  for (int32_t l = 0; l < p->n_launches; ++l) {
-    const av_tile_t *t = &p->launches[l].tile;
-    d->var[l] = av_kern_find((int)t->kind, t->m_rows, t->n_tokens, h->head_dim, (int)h->dtype);
-    char path[64];
-    snprintf(path, sizeof path, "launches[%d].tile", l);
-    if (!d->var[l] || t->kind == AV_KERNEL_MERGE)
-      return av_error_set(err, AV_ERR_UNSUPPORTED, AV_SRC, path,
-                          "no compiled %s kernel with m %d, n %d for head dim %d, %s "
-                          "(kernels/variants.json lists the compiled tiles)",
-                          av_kernel_kind_name(t->kind), t->m_rows, t->n_tokens, h->head_dim,
-                          av_dtype_name(h->dtype));
-    /* the warp-specialised tile's producer copies by TMA only (kernels/attn_ws.cuh) */
-    if (t->m_rows >= AV_TILE_WIDE_ROWS && !b->kv_maps)
-      return av_error_set(err, AV_ERR_UNSUPPORTED, AV_SRC, path,
-                          "the %d x %d tile copies its KV by TMA, which this batch cannot use "
-                          "(a KV block size that is a power of two >= 8 and the KV copy \"tma\")",
-                          t->m_rows, t->n_tokens);
-    if ((t->kind == AV_KERNEL_PERSISTENT) != (p->launches[l].persistent_ctas > 0))
-      return av_error_set(err, AV_ERR_UNSUPPORTED, AV_SRC, path,
-                          "a persistent grid needs the persistent kernel kind and vice versa");
-  }
+  rc = av__plan_variants(p, h, b->kv_maps != NULL, d->var, err);
+  if (rc != AV_OK) return rc;
   const size_t part = (size_t)p->n_slots * h->hq * (h->head_dim + 1) * sizeof(float);
   const size_t meta = ((size_t)p->n_items * (AV_KERN_ITEM_INTS + 2) + p->n_item_queries +
                        (size_t)p->n_segments * 4 + 2 * (size_t)p->n_requests + p->n_slots) *
@@ -111,11 +121,8 @@ static int av_upload_i32(void **dst, const int32_t *src, size_t n) {
   return r ? r : av_kern_h2d(*dst, src, n * sizeof(int32_t));
 }
 
-/* Items grouped by launch, keeping plan order inside each launch, as the kernels' records
- * (AV_KERN_ITEM_INTS each, kernels/kernels.h); first[l] is launch l's first record and
- * local[i] item i's index within its launch. Returns the records written. */
-static int32_t item_records(const av_exec_batch_t *b, const av_plan_t *p, int32_t *items,
-                            int32_t *first, int32_t *local) {
+int32_t av__plan_item_records(const av_plan_t *p, const av__node_kv_t *kv, int32_t *items,
+                              int32_t *first, int32_t *local) {
   int32_t pos = 0;
   for (int32_t l = 0; l < p->n_launches; ++l) {
     first[l] = pos;
@@ -134,9 +141,10 @@ static int32_t item_records(const av_exec_batch_t *b, const av_plan_t *p, int32_
        * starts copying KV two dependent loads sooner (kernels/kernels.h) */
       const av_segment_t *s0 = &p->segments[it->seg_begin];
       r[AV_KI_REQ0] = p->item_queries[it->q_begin];
-      r[AV_KI_BOFF0] = b->host.node_block_off[s0->node];
-      r[AV_KI_BEGIN0] = (int32_t)s0->begin;
-      r[AV_KI_END0] = (int32_t)s0->end;
+      const int32_t shift = kv->shift ? kv->shift[s0->node] : 0;
+      r[AV_KI_BOFF0] = kv->block_off[s0->node];
+      r[AV_KI_BEGIN0] = (int32_t)s0->begin + shift;
+      r[AV_KI_END0] = (int32_t)s0->end + shift;
       r[AV_KI_END0 + 1] = 0;
       local[i] = pos - first[l];
       ++pos;
@@ -145,9 +153,7 @@ static int32_t item_records(const av_exec_batch_t *b, const av_plan_t *p, int32_
   return pos;
 }
 
-/* Persistent queues: CTA c's items (their local indices) by their order; qoff holds each
- * persistent launch's pc + 1 queue offsets in turn. Returns the queue entries written. */
-static int32_t queue_records(const av_plan_t *p, const int32_t *local, int32_t *qoff,
+int32_t av__plan_queue_records(const av_plan_t *p, const int32_t *local, int32_t *qoff,
                              int32_t *queue) {
   int32_t qpos = 0, qbase = 0;
   for (int32_t l = 0; l < p->n_launches; ++l) {
@@ -169,26 +175,33 @@ static int32_t queue_records(const av_plan_t *p, const int32_t *local, int32_t *
   return qpos;
 }
 
-/* Each kernel launch's view of the uploaded tables: its records (from first[l]; pos in all)
- * and its queues. */
-static void bind_launches(const av_plan_t *p, av__plan_dev_t *d, const int32_t *first,
-                          int32_t pos) {
-  int32_t qbase = 0;
-  d->ctas = 0;
-  d->n_items = p->n_items;
+void av__plan_seg_records(const av_plan_t *p, const av__node_kv_t *kv, int32_t *segs) {
+  for (int32_t s = 0; s < p->n_segments; ++s) {
+    const int32_t u = p->segments[s].node, shift = kv->shift ? kv->shift[u] : 0;
+    segs[s * 4] = u;
+    segs[s * 4 + 1] = (int32_t)p->segments[s].begin + shift;
+    segs[s * 4 + 2] = (int32_t)p->segments[s].end + shift;
+    segs[s * 4 + 3] = kv->block_off[u];
+  }
+}
+
+int32_t av__plan_bind(const av_plan_t *p, const av__plan_tables_t *t, const int32_t *first,
+                      int32_t pos, av_kern_launch_t *kl) {
+  int32_t qbase = 0, ctas = 0;
   for (int32_t l = 0; l < p->n_launches; ++l) {
     const av_launch_t *la = &p->launches[l];
-    av_kern_launch_t *k = &d->kl[l];
-    k->items = (const int32_t *)d->items + (size_t)first[l] * AV_KERN_ITEM_INTS;
+    av_kern_launch_t *k = &kl[l];
+    k->items = t->items + (size_t)first[l] * AV_KERN_ITEM_INTS;
     k->n_items = (l + 1 < p->n_launches ? first[l + 1] : pos) - first[l];
-    k->queries = d->queries;
-    k->segs = d->segs;
+    k->queries = t->queries;
+    k->segs = t->segs;
     k->persistent_ctas = la->persistent_ctas;
-    k->queue_off = (const int32_t *)d->qoff + qbase;
-    k->queue = d->queue;
+    k->queue_off = t->qoff + qbase;
+    k->queue = t->queue;
     qbase += la->persistent_ctas + 1;
-    d->ctas += la->persistent_ctas > 0 ? la->persistent_ctas : k->n_items;
+    ctas += la->persistent_ctas > 0 ? la->persistent_ctas : k->n_items;
   }
+  return ctas;
 }
 
 /* Streams: one per distinct plan stream id (first use order), each with its done and start
@@ -247,14 +260,10 @@ int av__plan_upload(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t
     rc = av_error_set(err, AV_ERR_NOMEM, AV_SRC, NULL, "out of memory");
     goto done;
   }
-  const int32_t pos = item_records(b, p, items, first, local);
-  const int32_t qpos = queue_records(p, local, qoff, queue);
-  for (int32_t s = 0; s < p->n_segments; ++s) {
-    segs[s * 4] = p->segments[s].node;
-    segs[s * 4 + 1] = (int32_t)p->segments[s].begin;
-    segs[s * 4 + 2] = (int32_t)p->segments[s].end;
-    segs[s * 4 + 3] = b->host.node_block_off[p->segments[s].node];
-  }
+  const av__node_kv_t kv = {.block_off = b->host.node_block_off, .shift = NULL};
+  const int32_t pos = av__plan_item_records(p, &kv, items, first, local);
+  const int32_t qpos = av__plan_queue_records(p, local, qoff, queue);
+  av__plan_seg_records(p, &kv, segs);
   AV_K(av_upload_i32(&d->items, items, (size_t)pos * AV_KERN_ITEM_INTS));
   AV_K(av_upload_i32(&d->queries, p->item_queries, (size_t)p->n_item_queries));
   AV_K(av_upload_i32(&d->segs, segs, (size_t)p->n_segments * 4));
@@ -268,7 +277,9 @@ int av__plan_upload(const av_exec_batch_t *b, const av_plan_t *p, av__plan_dev_t
   AV_K(av_kern_malloc((void **)&d->trace,
                       (size_t)(p->n_items * b->w->heads.hkv + av__exec_merge_ctas(p)) *
                           sizeof(av_kern_trace_rec_t)));
-  bind_launches(p, d, first, pos);
+  const av__plan_tables_t t = {d->items, d->queries, d->segs, d->qoff, d->queue};
+  d->n_items = p->n_items;
+  d->ctas = av__plan_bind(p, &t, first, pos, d->kl);
   rc = create_streams(p, d, err);
 done:
   free(items);
@@ -291,6 +302,7 @@ static av_kern_batch_t av_kbatch(const av_exec_batch_t *b, const av__plan_dev_t 
       .trace = trace ? d->trace : NULL,
       .merge_trace = trace ? d->trace + (size_t)d->n_items * b->host.hkv : NULL,
       .kv_maps = b->kv_maps, .kv_map_rows = b->kv_map_rows};
+  av_kern_batch_hnd(&k);
   return k;
 }
 

@@ -119,8 +119,9 @@ int av_exec_batch_set_kv_copy(av_exec_batch_t *b, av_kv_copy_t c, av_error_t *er
   b->kv_map_rows = 0;
   if (c == AV_KV_COPY_CP_ASYNC) return AV_OK;
   const av_exec_host_t *h = &b->host;
-  const av_kern_batch_t kb = {.k = b->k, .v = b->v, .hkv = h->hkv, .head_dim = h->d,
-                              .dtype = (int)h->dtype, .block_size = h->bs};
+  av_kern_batch_t kb = {.k = b->k, .v = b->v, .hkv = h->hkv, .head_dim = h->d,
+                        .dtype = (int)h->dtype, .block_size = h->bs};
+  av_kern_batch_hnd(&kb);
   return av_kern_kv_maps(&kb, h->n_blocks, &b->kv_maps, &b->kv_map_rows) != 0
              ? av__exec_cuda_fail(err)
              : AV_OK;

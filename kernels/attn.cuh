@@ -308,6 +308,9 @@ __device__ __forceinline__ void item_write_rows(const av_kern_batch_t &b,
       for (int j = 0; j < D / 8; ++j)
         *reinterpret_cast<uint32_t *>(out + j * 8) =
             dt<T>::pack(a.o[j][2 * h] * inv, a.o[j][2 * h + 1] * inv);
+      if (b.lse && (lane & 3) == 0)
+        b.lse[(size_t)req * b.hq + qh] =
+            L > 0.f ? (a.mx[h] + log2f(L)) * 0.6931471805599453f : -INFINITY;
     } else {
       const size_t slot = (size_t)it.slot + r / g;
       float *po = b.part_o + (slot * b.hq + qh) * D + c0;
@@ -386,8 +389,11 @@ __device__ __forceinline__ void item_write(const av_kern_batch_t &b, const av_ke
 #pragma unroll
     for (int w = 0; w < G::WN; ++w) ml[((w * G::WM + rg) * 16 + rr) * 2] = f[w] * inv;
     if (it.output == 0) {
-      ml[(rg * 16 + rr) * 2 + 1] =
-          __int_as_float(r < g ? it.req0 : l.queries[it.q_begin + r / g]);
+      const int req = r < g ? it.req0 : l.queries[it.q_begin + r / g];
+      ml[(rg * 16 + rr) * 2 + 1] = __int_as_float(req);
+      if (b.lse)
+        b.lse[(size_t)req * b.hq + kvh * g + r % g] =
+            L > 0.f ? (gm + log2f(L)) * 0.6931471805599453f : -INFINITY;
     } else {
       const size_t slot = (size_t)it.slot + r / g;
       /* natural-log lse of the scaled scores: (max + log2 sum) ln 2 */

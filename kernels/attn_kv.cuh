@@ -151,16 +151,19 @@ template <typename T, int N, int D, int NT, bool SWZ = false> struct kv_loader {
   }
   __device__ __forceinline__ void issue(T *ks, T *vs, const av_kern_batch_t &b, int kvh) const {
     const int bs = b.block_size;
-    const char *K = static_cast<const char *>(b.k) + col * (int)sizeof(T);
-    const char *V = static_cast<const char *>(b.v) + col * (int)sizeof(T);
+    /* the cache's strides (kernels.h): HND for the executor, NHD or HND for a caller's; a
+     * block's and its tokens' spans fit 32 bits (av_kern_kv_strides_ok) */
+    const size_t head = ((size_t)kvh * b.kv_stride_head + col) * sizeof(T);
+    const char *K = static_cast<const char *>(b.k) + head;
+    const char *V = static_cast<const char *>(b.v) + head;
+    const unsigned sbb = (unsigned)(b.kv_stride_block * (int64_t)sizeof(T));
+    const unsigned stb = (unsigned)(b.kv_stride_token * (int64_t)sizeof(T));
     int r = rem0;
 #pragma unroll
     for (int k = 0; k < R; ++k) {
       const int row = row0 + k * RS;
       const bool ok = blk[k] >= 0;
-      /* the token's slot in [n_blocks][hkv][block]: < 2^31 for any cache that fits a GPU */
-      const unsigned slot = ok ? (unsigned)((blk[k] * b.hkv + kvh) * bs + r) : 0u;
-      const size_t off = (size_t)slot * (D * sizeof(T));
+      const size_t off = ok ? (size_t)(unsigned)blk[k] * sbb + (unsigned)r * stb : 0;
       const int at = SWZ ? dst0 + k * RS * 64 : row * P + col;
       const int nb = ok ? 16 : 0;
       cp_async16(ks + at, K + off, nb);

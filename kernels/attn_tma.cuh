@@ -57,15 +57,15 @@ __device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity) {
       : "memory");
 #endif
 }
-/* Box (c0, c1, c2) of the 3-D tensor map at `map` (global memory) into shared memory at dst,
- * completing its bytes on bar. */
-__device__ __forceinline__ void tma_load3(void *dst, const void *map, int c0, int c1, int c2,
-                                          uint64_t *bar) {
+/* Box (c0, c1, c2, c3) of the 4-D tensor map at `map` (global memory) into shared memory at
+ * dst, completing its bytes on bar. */
+__device__ __forceinline__ void tma_load4(void *dst, const void *map, int c0, int c1, int c2,
+                                          int c3, uint64_t *bar) {
 #if AV_HAVE_TMA
   asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(smem_u32(dst)),
-      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32(bar))
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(smem_u32(dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_u32(bar))
       : "memory");
 #endif
 }
@@ -83,10 +83,23 @@ template <typename T, int N, int D> struct kv_tma {
   static __device__ __forceinline__ uint64_t *bar(const T *ks) {
     return reinterpret_cast<uint64_t *>(const_cast<T *>(ks) + 2 * N * (D + 8)) - 1;
   }
+  /* The lanes that issue copies first acquire the K and V maps: the host rewrites them in
+   * place when a caller's cache moves (executor/device_plan.c), and a tensor map written
+   * through the generic proxy (a host copy) is seen by the TMA unit only after this fence
+   * (PTX ISA 8.3, fence.proxy.tensormap). */
   __device__ __forceinline__ void init(const av_kern_batch_t &b) {
     rows = b.kv_map_rows;
     bs_log2 = __ffs(b.block_size) - 1;
     phase = 0;
+#if AV_HAVE_TMA
+    if (threadIdx.x < 32) {
+      asm volatile("fence.proxy.tensormap::generic.acquire.sys [%0], 128;" ::"l"(b.kv_maps)
+                   : "memory");
+      asm volatile("fence.proxy.tensormap::generic.acquire.sys [%0], 128;" ::"l"(
+                       static_cast<const char *>(b.kv_maps) + 128)
+                   : "memory");
+    }
+#endif
   }
   template <class C> __device__ __forceinline__ void fetch(const C &c, const av_kern_batch_t &b) {
     const int lane = threadIdx.x;
@@ -103,13 +116,12 @@ template <typename T, int N, int D> struct kv_tma {
     uint64_t *br = bar(ks);
     if (lane == 0) mbar_expect_tx(br, BYTES);
     if (lane * rows < N) {
-      const int page = blk * b.hkv + kvh;
       const char *maps = static_cast<const char *>(b.kv_maps);
 #pragma unroll
       for (int h = 0; h < D / 64; ++h) {
         const int at = h * N * 64 + lane * rows * 64;
-        tma_load3(ks + at, maps, h * 64, c1, page, br);
-        tma_load3(vs + at, maps + 128, h * 64, c1, page, br);
+        tma_load4(ks + at, maps, h * 64, c1, kvh, blk, br);
+        tma_load4(vs + at, maps + 128, h * 64, c1, kvh, blk, br);
       }
     }
   }

@@ -39,5 +39,9 @@ AV_KERN_DECLARE_TABLE(fp16, 64)
 AV_KERN_DECLARE_TABLE(bf16, 64)
 extern "C" const av_kern_entry_t av_kern_tab_merge[];
 extern "C" const int av_kern_cnt_merge;
+/* The merge that also writes each row's lse (kernels/merge.cu), for a dtype and head dim;
+ * NULL for a head dim without one. Not in the variant table: same launch shape as the
+ * table's merge of that dtype and head dim. */
+extern "C" const void *av_kern_merge_lse_fn(int dtype, int head_dim);
 
 #endif

@@ -39,7 +39,7 @@ template <> struct fvec<2> {
 /* Issues the loads of slots j .. j+MERGE_BATCH (those below n) of one row's chunk, lane l of
  * the warp holding slot l's id: nothing waits for them here. */
 template <int D>
-__device__ __forceinline__ void load_batch(const av_kern_batch_t &b, int h, int n, int j,
+__device__ __forceinline__ void load_batch(const av_kern_merge_batch_t &b, int h, int n, int j,
                                            int my_slot, float (*v)[D / 32]) {
   constexpr int E = D / 32;
   const int lane = threadIdx.x & 31;
@@ -68,9 +68,9 @@ __device__ __forceinline__ void add_batch(int n, int j, float my_f, const float 
 /* Slots c .. c+n (n <= 32) of one row: lane j holds slot c+j's id and weight; the first
  * batch may already be in flight (`loaded`). */
 template <int D>
-__device__ __forceinline__ void merge_chunk(const av_kern_batch_t &b, int h, int n, int my_slot,
-                                            float my_f, float *acc, float (*v)[D / 32],
-                                            bool loaded) {
+__device__ __forceinline__ void merge_chunk(const av_kern_merge_batch_t &b, int h, int n,
+                                            int my_slot, float my_f, float *acc,
+                                            float (*v)[D / 32], bool loaded) {
   for (int j = 0; j < n; j += MERGE_BATCH) {
     if (j > 0 || !loaded) load_batch<D>(b, h, n, j, my_slot, v);
     add_batch<D>(n, j, my_f, v, acc);
@@ -88,8 +88,8 @@ __device__ __forceinline__ float warp_max(float m) {
  * three memory latencies: its list bounds, its slot ids, then the lse and the first batch of
  * partial outputs together. Longer rows first find the maximum lse over all their slots. The
  * arithmetic (and so every output bit) is the same on both paths. */
-template <typename T, int D>
-__device__ __forceinline__ void merge_row(const av_kern_batch_t &b, int req, int h,
+template <typename T, int D, bool LSE>
+__device__ __forceinline__ void merge_row(const av_kern_merge_batch_t &b, int req, int h,
                                           const int32_t *merge_off, const int32_t *slots) {
   const int lane = threadIdx.x & 31;
   const int s0 = merge_off[req], s1 = merge_off[req + 1];
@@ -98,12 +98,14 @@ __device__ __forceinline__ void merge_row(const av_kern_batch_t &b, int req, int
   float acc[E] = {};
   float L = 0.f;
   float v[MERGE_BATCH][E];
+  float row_max = -INFINITY;  /* read only with LSE */
   if (s1 - s0 <= 32) {
     const int n = s1 - s0;
     const int my_slot = lane < n ? slots[s0 + lane] : 0;
     const float lse = lane < n ? b.part_lse[(size_t)my_slot * b.hq + h] : -INFINITY;
     load_batch<D>(b, h, n, 0, my_slot, v);
     const float gm = warp_max(lse);
+    row_max = gm;
     const float my_f = lse == -INFINITY ? 0.f : expf(lse - gm);
     L += my_f;
     merge_chunk<D>(b, h, n, my_slot, my_f, acc, v, true);
@@ -112,6 +114,7 @@ __device__ __forceinline__ void merge_row(const av_kern_batch_t &b, int req, int
     for (int s = s0 + lane; s < s1; s += 32)
       gm = fmaxf(gm, b.part_lse[(size_t)slots[s] * b.hq + h]);
     gm = warp_max(gm);
+    row_max = gm;
     for (int c = s0; c < s1; c += 32) {
       const int n = s1 - c < 32 ? s1 - c : 32;
       int my_slot = 0;
@@ -134,11 +137,14 @@ __device__ __forceinline__ void merge_row(const av_kern_batch_t &b, int req, int
     const uint32_t pk = dt<T>::pack(acc[e] * inv, acc[e + 1] * inv);
     *reinterpret_cast<uint32_t *>(out + e) = pk;
   }
+  /* the merged row's natural-log lse: max + ln(sum of exp(lse_s - max)) */
+  if constexpr (LSE)
+    if (lane == 0) b.lse[(size_t)req * b.hq + h] = L > 0.f ? row_max + logf(L) : -INFINITY;
 }
 
 /* The CTA: its rows, then (traced runs) one record per CTA at merge_trace[blockIdx.x]. */
-template <typename T, int D>
-__device__ __forceinline__ void merge_cta(const av_kern_batch_t &b, int32_t n_requests,
+template <typename T, int D, bool LSE>
+__device__ __forceinline__ void merge_cta(const av_kern_merge_batch_t &b, int32_t n_requests,
                                           const int32_t *merge_off, const int32_t *slots) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   /* launched as a programmatic dependent (the pdl launch model): wait until the attention
@@ -149,7 +155,7 @@ __device__ __forceinline__ void merge_cta(const av_kern_batch_t &b, int32_t n_re
   if (b.merge_trace && threadIdx.x == 0) t0 = globaltimer();
   const long row = (long)blockIdx.x * MERGE_WARPS + (threadIdx.x >> 5);
   if (row < (long)n_requests * b.hq)
-    merge_row<T, D>(b, (int)(row / b.hq), (int)(row % b.hq), merge_off, slots);
+    merge_row<T, D, LSE>(b, (int)(row / b.hq), (int)(row % b.hq), merge_off, slots);
   if (b.merge_trace) {
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -162,16 +168,33 @@ __device__ __forceinline__ void merge_cta(const av_kern_batch_t &b, int32_t n_re
 }
 }  // namespace av
 
+/* The merge kernels of the variant table, and beside them (av_kern_merge_lse_fn) the same
+ * merge that also writes each row's lse, for runs that ask for it (anvil_run): a kernel of
+ * its own, so the table's kernels, their resources and the executor's outputs stay as they
+ * were. */
 #define AV_DEFINE_MERGE(TN, T, D)                                                          \
   extern "C" __global__ void __launch_bounds__(av::MERGE_WARPS * 32)                      \
-      av_k_merge_##TN##_d##D(const av_kern_batch_t b, int32_t n_requests,                 \
+      av_k_merge_##TN##_d##D(const av_kern_merge_batch_t b, int32_t n_requests,           \
                              const int32_t *merge_off, const int32_t *slots) {            \
-    av::merge_cta<T, D>(b, n_requests, merge_off, slots);                                 \
+    av::merge_cta<T, D, false>(b, n_requests, merge_off, slots);                          \
+  }                                                                                       \
+  extern "C" __global__ void __launch_bounds__(av::MERGE_WARPS * 32)                      \
+      av_k_merge_lse_##TN##_d##D(const av_kern_merge_batch_t b, int32_t n_requests,       \
+                                 const int32_t *merge_off, const int32_t *slots) {        \
+    av::merge_cta<T, D, true>(b, n_requests, merge_off, slots);                           \
   }
 AV_DEFINE_MERGE(fp16, __half, 128)
 AV_DEFINE_MERGE(bf16, __nv_bfloat16, 128)
 AV_DEFINE_MERGE(fp16, __half, 64)
 AV_DEFINE_MERGE(bf16, __nv_bfloat16, 64)
+
+extern "C" const void *av_kern_merge_lse_fn(int dtype, int head_dim) {
+  if (head_dim == 128) return dtype ? (const void *)av_k_merge_lse_bf16_d128
+                                    : (const void *)av_k_merge_lse_fp16_d128;
+  if (head_dim == 64) return dtype ? (const void *)av_k_merge_lse_bf16_d64
+                                   : (const void *)av_k_merge_lse_fp16_d64;
+  return nullptr;
+}
 
 /* Merge: m = rows (request, q head) per CTA; n = 1: it reads no KV tile. */
 #define AV_MERGE_ENT(TN, DTN, D)                                                              \

@@ -6,6 +6,7 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,16 +102,18 @@ extern "C" int av_kern_attn_launch(const av_kern_variant_t *v, const av_kern_bat
 }
 
 /* The TMA maps of the KV cache for every tile on sm_90a (kernels/attn_tma.cuh): the cache
- * [n_blocks][hkv][bs][d] seen as pages (n_blocks * hkv) of bs rows of d elements; a box is
- * one page's `rows` tokens (at most 32, so that every tile of 32, 64 or 128 tokens is whole
- * boxes) by 64 dims, landing in the 128-byte swizzle the wgmma descriptors and ldmatrix read. The encoder comes from the driver by
- * entry point, so the library needs no link to libcuda. */
-extern "C" int av_kern_kv_maps(const av_kern_batch_t *b, int32_t n_blocks, void **maps,
-                               int *rows) {
-  *maps = NULL;
+ * seen as 4-D (d, token, head, block) with its element strides (HND or NHD alike: a tensor
+ * map takes its dimensions' strides in any order); a box is one block's and head's `rows`
+ * tokens (at most 32, so that every tile of 32, 64 or 128 tokens is whole boxes) by 64 dims,
+ * landing in the 128-byte swizzle the wgmma descriptors and ldmatrix read. The encoder comes
+ * from the driver by entry point, so the library needs no link to libcuda. */
+extern "C" int av_kern_kv_maps_encode(const av_kern_batch_t *b, int32_t n_blocks, void *host,
+                                      int *rows) {
   *rows = 0;
   const int bs = b->block_size;
   if (bs < 8 || (bs & (bs - 1)) || b->head_dim % 64 != 0 || n_blocks <= 0) return 0;
+  const int64_t st[3] = {b->kv_stride_token, b->kv_stride_head, b->kv_stride_block};
+  if (!av_kern_kv_strides_ok(st[2], st[1], st[0], bs)) return 0;
   int dev = 0, major = 0;
   AV_CUDA_CHECK(cudaGetDevice(&dev));
   AV_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
@@ -125,28 +128,39 @@ extern "C" int av_kern_kv_maps(const av_kern_batch_t *b, int32_t n_blocks, void 
   }
   const PFN_cuTensorMapEncodeTiled_v12000 encode = (PFN_cuTensorMapEncodeTiled_v12000)fn;
   const int r = bs < 32 ? bs : 32;
-  const cuuint64_t dims[3] = {(cuuint64_t)b->head_dim, (cuuint64_t)bs,
-                              (cuuint64_t)n_blocks * (cuuint64_t)b->hkv};
-  const cuuint64_t strides[2] = {(cuuint64_t)b->head_dim * 2, (cuuint64_t)bs * b->head_dim * 2};
-  const cuuint32_t box[3] = {64, (cuuint32_t)r, 1}, step[3] = {1, 1, 1};
+  const cuuint64_t dims[4] = {(cuuint64_t)b->head_dim, (cuuint64_t)bs, (cuuint64_t)b->hkv,
+                              (cuuint64_t)n_blocks};
+  const cuuint64_t strides[3] = {(cuuint64_t)st[0] * 2, (cuuint64_t)st[1] * 2,
+                                 (cuuint64_t)st[2] * 2};
+  const cuuint32_t box[4] = {64, (cuuint32_t)r, 1, 1}, step[4] = {1, 1, 1, 1};
   const CUtensorMapDataType type =
       b->dtype == 1 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  CUtensorMap m[2];
+  CUtensorMap *m = static_cast<CUtensorMap *>(host);
   for (int i = 0; i < 2; ++i) {
-    const CUresult e = encode(&m[i], type, 3, const_cast<void *>(i ? b->v : b->k), dims, strides,
+    const CUresult e = encode(&m[i], type, 4, const_cast<void *>(i ? b->v : b->k), dims, strides,
                               box, step, CU_TENSOR_MAP_INTERLEAVE_NONE,
                               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (e != CUDA_SUCCESS) {
       snprintf(av_kern_errbuf, sizeof av_kern_errbuf,
-               "cuTensorMapEncodeTiled(%s: %lld pages of %d x %d) at kernels/runtime.cu: "
-               "CUresult %d", i ? "V" : "K", (long long)dims[2], bs, b->head_dim, (int)e);
+               "cuTensorMapEncodeTiled(%s: %lld blocks of %d x %d heads x %d) at "
+               "kernels/runtime.cu: CUresult %d", i ? "V" : "K", (long long)dims[3], bs,
+               b->hkv, b->head_dim, (int)e);
       return (int)cudaErrorInvalidValue;
     }
   }
+  *rows = r;
+  return 0;
+}
+
+extern "C" int av_kern_kv_maps(const av_kern_batch_t *b, int32_t n_blocks, void **maps,
+                               int *rows) {
+  *maps = NULL;
+  alignas(64) CUtensorMap m[2];
+  const int rc = av_kern_kv_maps_encode(b, n_blocks, m, rows);
+  if (rc || !*rows) return rc;
   AV_CUDA_CHECK(cudaMalloc(maps, sizeof m));
   AV_CUDA_CHECK(cudaMemcpy(*maps, m, sizeof m, cudaMemcpyHostToDevice));
-  *rows = r;
   return 0;
 }
 
@@ -165,11 +179,17 @@ extern "C" int av_kern_merge_launch(const av_kern_batch_t *b, int32_t n_requests
   const long rows = (long)n_requests * b->hq;
   if (rows == 0) return 0;
   dim3 grid((unsigned)((rows + v->m - 1) / v->m)), block((unsigned)v->threads);
-  av_kern_batch_t bb = *b;
+  /* the merge kernel's parameters: the batch's fields up to its lse (kernels.h) */
+  static_assert(offsetof(av_kern_batch_t, lse) == offsetof(av_kern_merge_batch_t, lse),
+                "the merge batch is the batch's first fields");
+  av_kern_merge_batch_t bb;
+  memcpy(&bb, b, sizeof bb);
   int32_t nr = n_requests;
   const int32_t *mo = merge_off, *ms = merge_slots;
   void *args[] = {&bb, &nr, &mo, &ms};
-  const void *fn = av_entries[av_index_of(v)]->fn;
+  /* a run that asks for the lse gets the merge that writes it (kernels/merge.cu) */
+  const void *fn = b->lse ? av_kern_merge_lse_fn(b->dtype, b->head_dim)
+                          : av_entries[av_index_of(v)]->fn;
   int dev = 0, major = 0;
   if (b->merge_pdl) {
     AV_CUDA_CHECK(cudaGetDevice(&dev));
@@ -263,6 +283,23 @@ extern "C" int av_kern_h2d(void *dst, const void *src, size_t bytes) {
   if (bytes) AV_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
   return 0;
 }
+extern "C" int av_kern_h2d_async(void *dst, const void *src, size_t bytes, void *stream) {
+  if (bytes)
+    AV_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, (cudaStream_t)stream));
+  return 0;
+}
+extern "C" int av_kern_host_alloc(void **p, size_t bytes) {
+  AV_CUDA_CHECK(cudaMallocHost(p, bytes ? bytes : 1));
+  return 0;
+}
+extern "C" int av_kern_host_free(void *p) {
+  if (p) AV_CUDA_CHECK(cudaFreeHost(p));
+  return 0;
+}
+extern "C" int av_kern_device_current(int *dev) {
+  AV_CUDA_CHECK(cudaGetDevice(dev));
+  return 0;
+}
 extern "C" int av_kern_d2h(void *dst, const void *src, size_t bytes) {
   if (bytes) AV_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
   return 0;
@@ -308,6 +345,10 @@ extern "C" int av_kern_event_create(void **e) {
   cudaEvent_t ev;
   AV_CUDA_CHECK(cudaEventCreate(&ev));
   *e = ev;
+  return 0;
+}
+extern "C" int av_kern_event_sync(void *e) {
+  AV_CUDA_CHECK(cudaEventSynchronize((cudaEvent_t)e));
   return 0;
 }
 extern "C" int av_kern_event_destroy(void *e) {

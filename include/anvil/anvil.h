@@ -15,6 +15,7 @@
 #include "anvil/sim.h"
 #include "anvil/planner.h"
 #include "anvil/experiment.h"
+#include "anvil/run.h"
 
 #ifdef __cplusplus
 extern "C" {

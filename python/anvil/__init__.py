@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -37,7 +38,7 @@ from ._values import INT64, int_array, integer, name, setting
 
 __all__ = ["Error", "Workload", "Plan", "Planner", "SimResult", "block_table", "levels",
            "explicit", "random", "from_spec", "load_workload", "plan", "load_plan",
-           "plan_from_json", "simulate", "run_experiment", "exec", "data_dir", "schedulers", "cost_models",
+           "plan_from_json", "simulate", "run_experiment", "exec", "run", "data_dir", "schedulers", "cost_models",
            "LAUNCH_DTYPE", "ITEM_DTYPE", "SEGMENT_DTYPE", "EVENT_DTYPE"]
 __version__ = _anvil.version
 
@@ -366,8 +367,13 @@ class Planner(_anvil.Planner):
 
     def step(self, block_table, kv_lens) -> bool:
         """Plan one decode step; True when the previous plan was kept. The arrays follow the
-        package's one rule (block_table does the same); the planner keeps no reference."""
-        return super().step(*_block_table(block_table, kv_lens))
+        package's one rule (block_table does the same). The planner keeps a reference to the
+        table (the int32 array it was given, or its conversion): anvil.run(planner, ...) reads
+        the step's physical block ids from it, so change it only after the step's run."""
+        table, lens = _block_table(block_table, kv_lens)
+        kept = super().step(table, lens)
+        self._table = table
+        return kept
 
     @property
     def reuse_rate(self) -> float:
@@ -384,15 +390,101 @@ class Planner(_anvil.Planner):
         return Plan(p)
 
 
-def exec(plan: Plan, q: Any = None, k_cache: Any = None, v_cache: Any = None,
-         block_table: Any = None, seed: int = 1, repeats: int = 20) -> dict:
+def exec(plan: Plan, seed: int = 1, repeats: int = 20) -> dict:
     """Run the plan on this machine's GPU (a CUDA build of the package) over a paged KV cache
     of seeded random data, verified against fp64 attention and timed. Raises anvil.Error
-    (ANVIL_ERR_NODEVICE) on a build without CUDA or a machine without a GPU."""
-    if any(x is not None for x in (q, k_cache, v_cache, block_table)):
-        raise NotImplementedError(
-            "running a plan on caller tensors is not supported yet; exec(plan) runs it on the "
-            "executor's seeded paged cache and verifies it against fp64 attention")
+    (ANVIL_ERR_NODEVICE) on a build without CUDA or a machine without a GPU. anvil.run runs
+    a plan on the caller's own tensors."""
     return _anvil.exec_seeded(_handle(plan, Plan, "plan"),
                               integer(seed, "seed", -2**64, 2**64 - 1) % 2**64,
                               integer(repeats, "repeats"))
+
+
+_KV_LAYOUTS = {None: 0, "NHD": 1, "HND": 2}
+
+
+def _stream_of(stream, q) -> int:
+    """The CUDA stream as an integer handle: the caller's, else torch's current stream for a
+    torch tensor, else 0 (the legacy default stream)."""
+    if stream is None:
+        torch = sys.modules.get("torch")
+        if torch is not None and isinstance(q, torch.Tensor) and q.is_cuda:
+            return int(torch.cuda.current_stream(q.device).cuda_stream)
+        return 0
+    for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
+        if hasattr(stream, attr):
+            stream = getattr(stream, attr)
+            break
+    return integer(stream, "stream", 0, 2**64 - 1)
+
+
+def _cuda_tensor(x, what: str, none_ok: bool = False):
+    """x itself when it is a CUDA tensor by __dlpack__ or __cuda_array_interface__."""
+    if x is None and none_ok:
+        return None
+    if hasattr(x, "__cuda_array_interface__"):
+        return x
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"{what}: expected a CUDA tensor with __dlpack__ or "
+                        f"__cuda_array_interface__ (torch, CuPy, JAX), got {type(x).__name__}")
+    device = x.__dlpack_device__()[0] if hasattr(x, "__dlpack_device__") else None
+    if device not in (2, 13):  # kDLCUDA, kDLCUDAManaged
+        raise ValueError(f"{what}: on DLPack device type {device}; expected a CUDA tensor "
+                         "(device type 2)")
+    return x
+
+
+def _empty_like(q):
+    """A tensor of q's library, shape and dtype for the output."""
+    if hasattr(q, "new_empty"):  # torch
+        return q.new_empty(q.shape)
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(q, cupy.ndarray):
+        return cupy.empty_like(q)
+    raise TypeError("out: pass the output tensor (anvil allocates it only for torch and CuPy "
+                    f"queries, got {type(q).__name__})")
+
+
+def run(plan_or_planner, q, k_cache, v_cache, out=None, lse=None, stream=None,
+        block_table=None, kv_layout: Optional[str] = None):
+    """Run a plan on the caller's CUDA tensors (docs/serving.md): q [requests, hq, d],
+    k_cache and v_cache paged NHD [blocks, block, hkv, d] or HND [blocks, hkv, block, d]
+    (told apart by the shape; kv_layout "NHD" or "HND" where block size equals hkv), out like
+    q (allocated when None, for torch and CuPy) and lse [requests, hq] float32 (natural log;
+    optional). Tensors come through __dlpack__ or __cuda_array_interface__; the work is issued
+    on `stream` (default: torch's current stream for torch tensors, else the legacy default
+    stream). A Planner runs its current plan with the block table of its last step and keeps
+    one device plan, whose tables keep their device addresses from step to step (CUDA graph
+    replays read each step's plan); a Plan needs its block_table and gets a device plan per
+    call. Returns out."""
+    if isinstance(plan_or_planner, Planner):
+        p = plan_or_planner.current()
+        table = getattr(plan_or_planner, "_table", None) if block_table is None else None
+        holder = plan_or_planner
+    elif isinstance(plan_or_planner, Plan):
+        p, table, holder = plan_or_planner, None, None
+    else:
+        raise TypeError("plan_or_planner: expected an anvil.Plan or anvil.Planner, got "
+                        f"{type(plan_or_planner).__name__}")
+    if table is None:
+        if block_table is None:
+            raise TypeError("block_table: a Plan runs with the block table it was made from "
+                            "(int32 [requests, blocks]); pass block_table=")
+        table = int_array(block_table, np.int32, "block_table", ndim=(2,))
+    if kv_layout not in _KV_LAYOUTS:
+        raise ValueError(f"kv_layout: {kv_layout!r}; expected None, 'NHD' or 'HND'")
+    q = _cuda_tensor(q, "q")
+    k_cache = _cuda_tensor(k_cache, "k_cache")
+    v_cache = _cuda_tensor(v_cache, "v_cache")
+    out = _empty_like(q) if out is None else _cuda_tensor(out, "out")
+    lse = _cuda_tensor(lse, "lse", none_ok=True)
+    s = _stream_of(stream, q)
+    dp = getattr(holder, "_device_plan", None)
+    if dp is None or not dp.fits(p._p):
+        # a planner's batch grows: room for twice the plan, so most steps keep the buffer
+        dp = _anvil.DevicePlan(p._p, 2.0 if holder is not None else 1.0)
+        if holder is not None:
+            holder._device_plan = dp
+    dp.upload(p._p, np.ascontiguousarray(table, dtype=np.int32), s)
+    dp.run(q, k_cache, v_cache, out, lse, s, _KV_LAYOUTS[kv_layout])
+    return out

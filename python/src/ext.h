@@ -1,6 +1,7 @@
 /* The anvil._anvil extension: CPython types over the public C API (include/anvil/), no
  * second implementation. module.c holds the module, errors, workloads and targets; plan.c
- * plans, planners, simulation, experiments and the GPU executor. */
+ * plans, planners, simulation, experiments and the GPU executor; run.c device plans and runs
+ * on the caller's CUDA tensors. */
 #ifndef ANVIL_PY_EXT_H
 #define ANVIL_PY_EXT_H
 
@@ -37,7 +38,7 @@ typedef struct {
   PyObject *planner;
 } PlanObject;
 
-extern PyTypeObject Workload_Type, Target_Type, Plan_Type, Planner_Type;
+extern PyTypeObject Workload_Type, Target_Type, Plan_Type, Planner_Type, DevicePlan_Type;
 extern PyObject *anvil_py_error;
 
 /* Raises anvil.Error(message) with .code and .status_class; returns NULL. */
@@ -52,6 +53,11 @@ int anvil_py_int_buffer(PyObject *o, Py_buffer *view, Py_ssize_t itemsize, int n
 /* A block table and its kv_lens as int32 buffers, one row per request. */
 int anvil_py_block_table(PyObject *table, PyObject *tokens, Py_buffer *tv, Py_buffer *kv);
 PyObject *anvil_py_workload_new(anvil_workload_t *w);
+
+/* The plan a Plan object reads: its own, or its planner's current one with the planner
+ * locked until anvil_py_plan_leave. NULL with RuntimeError before the planner's first step. */
+const anvil_plan_t *anvil_py_plan_enter(PlanObject *self);
+void anvil_py_plan_leave(PlanObject *self);
 
 int anvil_py_plan_types(PyObject *m);
 extern PyMethodDef anvil_py_plan_functions[];

@@ -14,8 +14,8 @@ static void planner_lock(PlannerObject *pl) {
 static void planner_unlock(PlannerObject *pl) { PyThread_release_lock(pl->lock); }
 
 /* The plan self reads: its own, or its planner's current one with the planner locked until
- * plan_leave (a step frees or patches that plan). NULL with RuntimeError before a step. */
-static const anvil_plan_t *plan_enter(PlanObject *self) {
+ * anvil_py_plan_leave (a step frees or patches that plan). NULL with RuntimeError before a step. */
+const anvil_plan_t *anvil_py_plan_enter(PlanObject *self) {
   if (self->own) return self->own;
   PlannerObject *pl = (PlannerObject *)self->planner;
   planner_lock(pl);
@@ -27,7 +27,7 @@ static const anvil_plan_t *plan_enter(PlanObject *self) {
   return p;
 }
 
-static void plan_leave(PlanObject *self) {
+void anvil_py_plan_leave(PlanObject *self) {
   if (!self->own) planner_unlock((PlannerObject *)self->planner);
 }
 
@@ -51,14 +51,14 @@ static void Plan_dealloc(PlanObject *self) {
 
 static PyObject *Plan_check(PlanObject *self, PyObject *unused) {
   (void)unused;
-  const anvil_plan_t *p = plan_enter(self);
+  const anvil_plan_t *p = anvil_py_plan_enter(self);
   if (!p) return NULL;
   anvil_error_t err;
   int rc;
   Py_BEGIN_ALLOW_THREADS
   rc = anvil_plan_check(p, &err);
   Py_END_ALLOW_THREADS
-  plan_leave(self);
+  anvil_py_plan_leave(self);
   if (rc) return anvil_py_raise(&err);
   Py_RETURN_NONE;
 }
@@ -68,7 +68,7 @@ static PyObject *Plan_reference(PlanObject *self, PyObject *args, PyObject *kw) 
   unsigned long long seed = 1;
   int dim = 0, maxr = 0;
   if (!PyArg_ParseTupleAndKeywords(args, kw, "|Kii", kws, &seed, &dim, &maxr)) return NULL;
-  const anvil_plan_t *p = plan_enter(self);
+  const anvil_plan_t *p = anvil_py_plan_enter(self);
   if (!p) return NULL;
   double rel = 0;
   anvil_error_t err;
@@ -76,17 +76,17 @@ static PyObject *Plan_reference(PlanObject *self, PyObject *args, PyObject *kw) 
   Py_BEGIN_ALLOW_THREADS
   rc = anvil_plan_reference(p, seed, dim, maxr, &rel, &err);
   Py_END_ALLOW_THREADS
-  plan_leave(self);
+  anvil_py_plan_leave(self);
   if (rc) return anvil_py_raise(&err);
   return PyFloat_FromDouble(rel);
 }
 
 static PyObject *Plan_to_json(PlanObject *self, PyObject *unused) {
   (void)unused;
-  const anvil_plan_t *p = plan_enter(self);
+  const anvil_plan_t *p = anvil_py_plan_enter(self);
   if (!p) return NULL;
   char *text = anvil_plan_to_json(p);
-  plan_leave(self);
+  anvil_py_plan_leave(self);
   if (!text) return PyErr_NoMemory();
   PyObject *s = PyUnicode_FromString(text);
   anvil_free(text);
@@ -122,11 +122,11 @@ static int plan_tables(const anvil_plan_t *p, PyObject *out[6]) {
  * finalizers may call this planner again. */
 static PyObject *Plan_tables(PlanObject *self, PyObject *unused) {
   (void)unused;
-  const anvil_plan_t *p = plan_enter(self);
+  const anvil_plan_t *p = anvil_py_plan_enter(self);
   if (!p) return NULL;
   PyObject *t[6];
   int rc = plan_tables(p, t);
-  plan_leave(self);
+  anvil_py_plan_leave(self);
   if (rc) return NULL;
   return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:N}", "launches", t[0], "items", t[1],
                        "item_queries", t[2], "segments", t[3], "merge_offsets", t[4],
@@ -135,11 +135,11 @@ static PyObject *Plan_tables(PlanObject *self, PyObject *unused) {
 
 static PyObject *Plan_get_workload(PlanObject *self, void *c) {
   (void)c;
-  const anvil_plan_t *p = plan_enter(self);
+  const anvil_plan_t *p = anvil_py_plan_enter(self);
   if (!p) return NULL;
   /* A reference of its own: a plan file's batch outlives the plan handle. */
   char *text = anvil_workload_to_json(anvil_plan_workload(p));
-  plan_leave(self);
+  anvil_py_plan_leave(self);
   if (!text) return PyErr_NoMemory();
   anvil_workload_t *w = NULL;
   anvil_error_t err;
@@ -150,10 +150,10 @@ static PyObject *Plan_get_workload(PlanObject *self, void *c) {
 
 /* One of the plan's names (a str runs no Python code as it is made). */
 static PyObject *plan_name(PlanObject *self, const char *(*name)(const anvil_plan_t *)) {
-  const anvil_plan_t *p = plan_enter(self);
+  const anvil_plan_t *p = anvil_py_plan_enter(self);
   if (!p) return NULL;
   PyObject *s = PyUnicode_FromString(name(p));
-  plan_leave(self);
+  anvil_py_plan_leave(self);
   return s;
 }
 
@@ -377,7 +377,7 @@ static PyObject *py_simulate(PyObject *mod, PyObject *args) {
   if (!PyArg_ParseTuple(args, "O!O!|zpz", &Target_Type, &t, &Plan_Type, &po, &model, &want_tl,
                         &chrome))
     return NULL;
-  const anvil_plan_t *p = plan_enter(po);
+  const anvil_plan_t *p = anvil_py_plan_enter(po);
   if (!p) return NULL;
   anvil_sim_result_t r;
   anvil_timeline_t *tl = NULL;
@@ -385,7 +385,7 @@ static PyObject *py_simulate(PyObject *mod, PyObject *args) {
   /* The GIL stays held: a target (its cost model cache) serves one call at a time. */
   int rc = anvil_simulate(t->t, p, model, &r, want_tl || chrome ? &tl : NULL, &err);
   if (!rc && chrome) rc = anvil_timeline_write(tl, p, chrome, &err);
-  plan_leave(po);
+  anvil_py_plan_leave(po);
   if (rc) {
     anvil_timeline_destroy(tl);
     return anvil_py_raise(&err);
@@ -442,7 +442,7 @@ static PyObject *py_exec(PyObject *mod, PyObject *args) {
   unsigned long long seed = 1;
   int repeats = 20;
   if (!PyArg_ParseTuple(args, "O!|Ki", &Plan_Type, &po, &seed, &repeats)) return NULL;
-  const anvil_plan_t *p = plan_enter(po);
+  const anvil_plan_t *p = anvil_py_plan_enter(po);
   if (!p) return NULL;
   anvil_exec_result_t r;
   anvil_error_t err;
@@ -450,7 +450,7 @@ static PyObject *py_exec(PyObject *mod, PyObject *args) {
   Py_BEGIN_ALLOW_THREADS
   rc = anvil_exec(p, seed, repeats, &r, &err);
   Py_END_ALLOW_THREADS
-  plan_leave(po);
+  anvil_py_plan_leave(po);
   if (rc) return anvil_py_raise(&err);
   return Py_BuildValue("{s:d,s:d,s:d,s:O,s:d,s:O}", "median_us", r.median_us, "min_us",
                        r.min_us, "max_us", r.max_us, "verified", r.verified ? Py_True : Py_False,
@@ -468,9 +468,12 @@ PyMethodDef anvil_py_plan_functions[] = {
     {NULL, NULL, 0, NULL}};
 
 int anvil_py_plan_types(PyObject *m) {
-  if (PyType_Ready(&Plan_Type) < 0 || PyType_Ready(&Planner_Type) < 0) return -1;
+  if (PyType_Ready(&Plan_Type) < 0 || PyType_Ready(&Planner_Type) < 0 ||
+      PyType_Ready(&DevicePlan_Type) < 0)
+    return -1;
   if (PyModule_AddObjectRef(m, "Plan", (PyObject *)&Plan_Type) < 0 ||
-      PyModule_AddObjectRef(m, "Planner", (PyObject *)&Planner_Type) < 0)
+      PyModule_AddObjectRef(m, "Planner", (PyObject *)&Planner_Type) < 0 ||
+      PyModule_AddObjectRef(m, "DevicePlan", (PyObject *)&DevicePlan_Type) < 0)
     return -1;
   return 0;
 }
