@@ -275,7 +275,8 @@ def variants_count(ctx):
 
 # The realistic sets, newest first per GPU: (GPU, set, record folder under results/, the row of
 # `auto` whose plan the table counts); each record's README says whether it is held out or seen.
-REALISTIC = [("H200", "set 2", "h200/validation/heldout2", "auto"),
+REALISTIC = [("H200", "set 3 (floor: read stream)", "h200/validation/heldout3", "auto"),
+             ("H200", "set 2", "h200/validation/heldout2", "auto"),
              ("H100", "set 3", "h100/validation/heldout3", "auto"),
              ("H100", "set 3, run as CUDA graphs", "h100/validation/heldout3_graph", "auto"),
              ("H100", "set 3, the merge a programmatic dependent launch (`pdl`)",

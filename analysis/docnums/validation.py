@@ -17,6 +17,7 @@ from fidelity import spearman as _spearman  # the same statistic analysis/fideli
 # set is held out or seen is its record's README's `held_out:` line (docnums.label), shown in
 # a column of its own (docs/validation.md#held-out-sets).
 HELD_OUT = [
+    ("H200", "realistic batches, set 3", "h200/validation/heldout3"),
     ("H200", "realistic batches, set 2", "h200/validation/heldout2"),
     ("H100", "realistic batches, set 3", "h100/validation/heldout3"),
     ("H100", "realistic batches, set 3, its first measurement (before the stream priorities)",
