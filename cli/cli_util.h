@@ -14,6 +14,7 @@
 #include "core/gpu.h"
 #include "core/variants.h"
 #include "core/workload.h"
+#include "pipeline/models.h"
 
 /* One option of a subcommand. `key` is what the parser returns for it (a short letter or
  * any int > 255 for long-only options); `arg` names the value (NULL for flags). */
@@ -76,11 +77,7 @@ int av_cli_add_assign(const char *cmd, int key, const char *value, av_cli_model_
 
 /* The resolved models: ops looked up by name (messages name --scheduler / --cost-model) and
  * their parameters with the assignments applied (messages name -p / -c). Nothing to free. */
-typedef struct av_cli_models {
-  const av_scheduler_ops_t *sops;
-  const av_costmodel_ops_t *cops;
-  av_params_t sp, cp;
-} av_cli_models_t;
+typedef av_models_t av_cli_models_t;
 int av_cli_models_load(const char *cmd, const av_cli_model_args_t *a, av_cli_models_t *out,
                        av_error_t *err);
 

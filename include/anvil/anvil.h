@@ -15,6 +15,7 @@
 #include "anvil/sim.h"
 #include "anvil/planner.h"
 #include "anvil/experiment.h"
+#include "anvil/trace.h"
 
 #ifdef __cplusplus
 extern "C" {

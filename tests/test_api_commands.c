@@ -1,0 +1,90 @@
+/* The experiment-level calls of the public C API (include/anvil/): each runs what its
+ * `anvil` command runs and hands its rows to a callback instead of printing them; their
+ * errors are the lines the command prints. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "anvil/anvil.h"
+#include "tests/support.h"
+
+#define API_OK(call, e) ck_assert_msg((call) == ANVIL_OK, "%s", (e)->message)
+
+typedef struct trace_seen {
+  int starts, rows, stop_at;
+  int32_t steps_at_start, reused;
+  double total_us;
+} trace_seen_t;
+
+static void trace_start(const anvil_trace_start_t *s, void *user) {
+  trace_seen_t *t = user;
+  ck_assert_int_eq(t->rows, 0);
+  ck_assert_str_eq(s->scheduler, "profit_pack");
+  ck_assert_str_eq(s->cost_model, "roofline");
+  ck_assert_str_eq(s->gpu, "H200-SXM");
+  t->starts++;
+  t->steps_at_start = s->steps;
+}
+
+static int trace_row(const anvil_trace_row_t *r, void *user) {
+  trace_seen_t *t = user;
+  ck_assert_int_eq(r->step, t->rows);
+  ck_assert_msg(r->predicted_us > 0 && r->items > 0, "step %d", r->step);
+  t->rows++;
+  t->reused += r->reused;
+  t->total_us += r->predicted_us;
+  return t->stop_at >= 0 && r->step == t->stop_at;
+}
+
+START_TEST(test_trace_rows) {
+  anvil_trace_options_t o;
+  anvil_trace_options_default(&o);
+  o.path = "tests/data/workloads/trace_good.jsonl";
+  o.scheduler = "profit_pack";
+  o.on_start = trace_start;
+  trace_seen_t seen = {.stop_at = -1};
+  anvil_trace_summary_t s;
+  anvil_error_t err;
+  API_OK(anvil_trace(&o, trace_row, &seen, &s, &err), &err);
+  ck_assert_int_eq(seen.starts, 1);
+  ck_assert_int_eq(seen.steps_at_start, 3);
+  ck_assert_int_eq(seen.rows, 3);
+  ck_assert_int_eq(s.steps, 3);
+  ck_assert_int_eq(s.plans + s.reused, 3);
+  ck_assert_int_eq(s.reused, seen.reused);
+  ck_assert_msg(fabs(s.total_us - seen.total_us) < 1e-9, "%g vs %g", s.total_us, seen.total_us);
+}
+END_TEST
+
+START_TEST(test_trace_errors) {
+  anvil_trace_options_t o;
+  anvil_trace_options_default(&o);
+  o.path = "tests/data/workloads/trace_good.jsonl";
+  anvil_error_t err;
+  ck_assert_int_eq(anvil_trace(&o, NULL, NULL, NULL, &err), ANVIL_ERR_USAGE);
+  ck_assert_str_eq(err.message,
+                   "trace: --scheduler: missing; name the scheduler (anvil list shows them)");
+  o.scheduler = "profit_pack";
+  o.sim = "exact";
+  ck_assert_int_eq(anvil_trace(&o, NULL, NULL, NULL, &err), ANVIL_ERR_NAME);
+  ck_assert_msg(strstr(err.message, "trace: --sim: "), "%s", err.message);
+  o.sim = "engine";
+  trace_seen_t seen = {.stop_at = 1};
+  ck_assert_int_eq(anvil_trace(&o, trace_row, &seen, NULL, &err), ANVIL_ERR_USAGE);
+  ck_assert_int_eq(seen.rows, 2);
+  ck_assert_msg(strstr(err.message, "stopped by the row callback at step 1"), "%s",
+                err.message);
+}
+END_TEST
+
+static Suite *commands_suite(void) {
+  Suite *s = suite_create("api_commands");
+  TCase *tc = tcase_create("api_commands");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_trace_rows);
+  tcase_add_test(tc, test_trace_errors);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return av_test_run(commands_suite(), 0); }
