@@ -77,12 +77,71 @@ START_TEST(test_trace_errors) {
 }
 END_TEST
 
+typedef struct replay_seen {
+  int reports, rows, merge_rows;
+  double predicted_us;
+} replay_seen_t;
+
+static void replay_report(const anvil_replay_report_t *r, void *user) {
+  replay_seen_t *s = user;
+  ck_assert_int_eq(s->rows, 0);
+  ck_assert_int_eq(r->plan_items, 8);
+  ck_assert_int_eq(r->kv_heads, 2);
+  ck_assert_int_eq(r->cta_records, 17);
+  ck_assert_int_eq(r->merge_records, 1);
+  ck_assert_str_eq(r->trace_gpu, "H200-SXM");
+  ck_assert_int_eq(r->n_launches, r->plan_launches);
+  ck_assert_msg(r->launches[0].ctas == 16 && r->replayed_us > 0, "%d CTAs, %g us",
+                r->launches[0].ctas, r->replayed_us);
+  ck_assert_msg(fabs(r->measured_us - 12.5) < 1e-12, "%g", r->measured_us);
+  s->reports++;
+}
+
+static int replay_row(const anvil_replay_row_t *r, void *user) {
+  replay_seen_t *s = user;
+  if (s->rows) ck_assert_double_eq(r->predicted_makespan_us, s->predicted_us);
+  s->predicted_us = r->predicted_makespan_us;
+  if (r->launch < 0) {
+    s->merge_rows++;
+    ck_assert_int_eq(r->m_rows, 0);
+  } else {
+    ck_assert_msg(r->m_rows > 0 && r->n_tokens > 0 && r->ctas == 16, "launch %d", r->launch);
+  }
+  s->rows++;
+  return 0;
+}
+
+START_TEST(test_replay_rows) {
+  anvil_replay_options_t o = {.plan = "tests/data/replay/h200_plan.json",
+                              .trace = "tests/data/replay/h200_trace.json",
+                              .cost_model = "roofline", .on_report = replay_report};
+  replay_seen_t seen = {0};
+  anvil_replay_summary_t s;
+  anvil_error_t err;
+  API_OK(anvil_replay(&o, replay_row, &seen, &s, &err), &err);
+  ck_assert_int_eq(seen.reports, 1);
+  ck_assert_int_eq(seen.rows, 2);
+  ck_assert_int_eq(seen.merge_rows, 1);
+  ck_assert_int_eq(s.compared, 1);
+  ck_assert_double_eq(s.predicted_us, seen.predicted_us);
+  o.cost_model = "nope";
+  ck_assert_int_eq(anvil_replay(&o, NULL, NULL, &s, &err), ANVIL_ERR_NAME);
+  ck_assert_msg(strstr(err.message, "replay: --cost-model: unknown cost model 'nope'"), "%s",
+                err.message);
+  o.cost_model = NULL;
+  o.trace = NULL;
+  ck_assert_int_eq(anvil_replay(&o, NULL, NULL, &s, &err), ANVIL_ERR_USAGE);
+  ck_assert_str_eq(err.message, "replay: --trace: missing");
+}
+END_TEST
+
 static Suite *commands_suite(void) {
   Suite *s = suite_create("api_commands");
   TCase *tc = tcase_create("api_commands");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_trace_rows);
   tcase_add_test(tc, test_trace_errors);
+  tcase_add_test(tc, test_replay_rows);
   suite_add_tcase(s, tc);
   return s;
 }

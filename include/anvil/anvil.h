@@ -16,6 +16,7 @@
 #include "anvil/planner.h"
 #include "anvil/experiment.h"
 #include "anvil/trace.h"
+#include "anvil/replay.h"
 
 #ifdef __cplusplus
 extern "C" {
