@@ -135,6 +135,49 @@ START_TEST(test_replay_rows) {
 }
 END_TEST
 
+typedef struct table2_seen {
+  int starts, cells, measured_cells;
+  double prev_us;
+} table2_seen_t;
+
+static void table2_start(void *user) {
+  table2_seen_t *t = user;
+  ck_assert_int_eq(t->cells, 0);
+  t->starts++;
+}
+
+/* Cells in row order; a CTA over more KV tokens takes longer. */
+static int table2_cell(const anvil_table2_cell_t *c, void *user) {
+  table2_seen_t *t = user;
+  const int per_table = ANVIL_TABLE2_ROWS * ANVIL_TABLE2_COLS;
+  ck_assert_int_eq(c->row * ANVIL_TABLE2_COLS + c->col, t->cells % per_table);
+  ck_assert_int_eq(c->table, t->cells / per_table);
+  ck_assert_str_eq(c->gpu, "H200-SXM");
+  if (c->col > 0) ck_assert_msg(c->us > t->prev_us, "cell %d,%d: %g", c->row, c->col, c->us);
+  t->prev_us = c->us;
+  t->cells++;
+  t->measured_cells += c->measured;
+  return 0;
+}
+
+START_TEST(test_table2_cells) {
+  const char *gpus[] = {"H200-SXM"};
+  anvil_table2_options_t o = {.gpus = gpus, .n_gpus = 1, .measured = "profiles/H200-SXM.json",
+                              .on_start = table2_start};
+  table2_seen_t seen = {0};
+  anvil_error_t err;
+  API_OK(anvil_table2(&o, table2_cell, &seen, &err), &err);
+  ck_assert_int_eq(seen.starts, 1);
+  ck_assert_int_eq(seen.cells, 2 * ANVIL_TABLE2_ROWS * ANVIL_TABLE2_COLS);
+  ck_assert_int_eq(seen.measured_cells, ANVIL_TABLE2_ROWS * ANVIL_TABLE2_COLS);
+  ck_assert_int_eq(anvil_table2_rows()[ANVIL_TABLE2_ROWS - 1], 16);
+  o.n_gpus = 0;
+  o.measured = NULL;
+  ck_assert_int_eq(anvil_table2(&o, NULL, NULL, &err), ANVIL_ERR_USAGE);
+  ck_assert_str_eq(err.message, "table2: give at least one --gpu NAME or --measured FILE");
+}
+END_TEST
+
 static Suite *commands_suite(void) {
   Suite *s = suite_create("api_commands");
   TCase *tc = tcase_create("api_commands");
@@ -142,6 +185,7 @@ static Suite *commands_suite(void) {
   tcase_add_test(tc, test_trace_rows);
   tcase_add_test(tc, test_trace_errors);
   tcase_add_test(tc, test_replay_rows);
+  tcase_add_test(tc, test_table2_cells);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -17,6 +17,7 @@
 #include "anvil/experiment.h"
 #include "anvil/trace.h"
 #include "anvil/replay.h"
+#include "anvil/table2.h"
 
 #ifdef __cplusplus
 extern "C" {
