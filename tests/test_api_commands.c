@@ -2,6 +2,7 @@
  * `anvil` command runs and hands its rows to a callback instead of printing them; their
  * errors are the lines the command prints. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,6 +179,74 @@ START_TEST(test_table2_cells) {
 }
 END_TEST
 
+/* Rows by index: a run's, and the merge of its two shards'. */
+enum { MAX_ROWS = 1024 };
+typedef struct rows_seen {
+  int heads, rows, failed;
+  double predicted_us[MAX_ROWS];
+  char name[64];
+} rows_seen_t;
+
+static void rows_head(const anvil_results_head_t *h, void *user) {
+  rows_seen_t *r = user;
+  ck_assert_int_eq(r->rows, 0);
+  snprintf(r->name, sizeof r->name, "%s", h->name);
+  r->failed = h->failed;
+  r->heads++;
+}
+
+static int rows_row(const anvil_result_row_t *x, void *user) {
+  rows_seen_t *r = user;
+  ck_assert_msg(x->index >= 0 && x->index < MAX_ROWS, "row %lld", (long long)x->index);
+  ck_assert_msg(x->status != ANVIL_OK || (x->predicted_us > 0 && x->items > 0 &&
+                                          x->predicted_us >= x->floor_us * 0.999),
+                "row %lld", (long long)x->index);
+  r->predicted_us[x->index] = x->predicted_us;
+  r->rows++;
+  return 0;
+}
+
+START_TEST(test_run_shards_merge) {
+  char tmp[] = "/tmp/anvil_api_run_XXXXXX", out[3][300], cmd[400];
+  ck_assert_ptr_nonnull(mkdtemp(tmp));
+  for (int i = 0; i < 3; i++) snprintf(out[i], sizeof out[i], "%s/%d", tmp, i);
+  static rows_seen_t whole, part, merged;
+  anvil_run_options_t o = {.experiment = "experiments/quickstart.json", .out_dir = out[0],
+                           .jobs = 2, .on_head = rows_head};
+  anvil_error_t err;
+  int root = 0;
+  API_OK(anvil_run(&o, rows_row, &whole, &root, &err), &err);
+  ck_assert_int_eq(root, 1);
+  ck_assert_int_eq(whole.heads, 1);
+  ck_assert_int_eq(whole.failed, 0);
+  ck_assert_msg(whole.rows > 2, "%d rows", whole.rows);
+  for (int s = 0; s < 2; s++) {
+    o.out_dir = out[1 + s];
+    o.shard_index = s;
+    o.shard_count = 2;
+    memset(&part, 0, sizeof part);
+    API_OK(anvil_run(&o, rows_row, &part, NULL, &err), &err);
+    ck_assert_msg(part.rows > 0 && part.rows < whole.rows, "shard %d: %d rows", s, part.rows);
+  }
+  const char *dirs[] = {out[1], out[2]};
+  char merged_dir[320];
+  snprintf(merged_dir, sizeof merged_dir, "%s/merged", tmp);
+  anvil_merge_options_t m = {.dirs = dirs, .n_dirs = 2, .out = merged_dir,
+                             .on_head = rows_head};
+  API_OK(anvil_merge(&m, rows_row, &merged, &err), &err);
+  ck_assert_int_eq(merged.rows, whole.rows);
+  ck_assert_str_eq(merged.name, whole.name);
+  for (int i = 0; i < whole.rows; i++)
+    ck_assert_msg(merged.predicted_us[i] == whole.predicted_us[i], "row %d", i);
+  m.n_dirs = 1;   /* one shard alone is not the experiment */
+  snprintf(merged_dir, sizeof merged_dir, "%s/merged1", tmp);
+  ck_assert_int_eq(anvil_merge(&m, NULL, NULL, &err), ANVIL_ERR_MISMATCH);
+  ck_assert_msg(strstr(err.message, "give every shard's directory"), "%s", err.message);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *commands_suite(void) {
   Suite *s = suite_create("api_commands");
   TCase *tc = tcase_create("api_commands");
@@ -186,6 +255,7 @@ static Suite *commands_suite(void) {
   tcase_add_test(tc, test_trace_errors);
   tcase_add_test(tc, test_replay_rows);
   tcase_add_test(tc, test_table2_cells);
+  tcase_add_test(tc, test_run_shards_merge);
   suite_add_tcase(s, tc);
   return s;
 }

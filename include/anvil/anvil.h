@@ -18,6 +18,7 @@
 #include "anvil/trace.h"
 #include "anvil/replay.h"
 #include "anvil/table2.h"
+#include "anvil/results.h"
 
 #ifdef __cplusplus
 extern "C" {
