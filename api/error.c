@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "api/api_internal.h"
+#include "core/escape.h"
 #include "pipeline/provenance.h"
 
 _Static_assert((int)ANVIL_ERR_INTERNAL == (int)AV_ERR_INTERNAL &&
@@ -36,6 +37,10 @@ const char *anvil_status_name(int code) {
 }
 
 int anvil_status_class(int code) { return av_error_exit_class(code); }
+
+char *anvil_escape_text(const char *text, char *buf, size_t size) {
+  return av_escape_text(text, buf, size);
+}
 
 const char *anvil_version(void) { return av_version(); }
 

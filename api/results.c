@@ -3,7 +3,6 @@
 #include "anvil/results.h"
 
 #include "api/api_internal.h"
-#include "core/escape.h"
 #include "pipeline/merge.h"
 #include "pipeline/run_files.h"
 #include "pipeline/run_mpi.h"
@@ -81,8 +80,4 @@ int anvil_merge(const anvil_merge_options_t *o, anvil_result_row_fn fn, void *us
                        .experiment = o->experiment};
   int rc = av_merge_shards(&m, o->on_head ? on_head : NULL, on_row, &cb, &e);
   return av__api_error(err, &e, rc);
-}
-
-char *anvil_escape_text(const char *text, char *buf, size_t size) {
-  return av_escape_text(text, buf, size);
 }

@@ -37,10 +37,6 @@ int av_vdevices_parse(const char *text, av_vdevices_t *out, av_error_t *err) {
   }
 }
 
-void av_vdevices_journal(const char *dir, int k, char *buf, size_t size) {
-  snprintf(buf, size, "%s/shards/%d/validation.journal.jsonl", dir, k);
-}
-
 /* The value CUDA_VISIBLE_DEVICES gives a shard on device `id`: entry `id` of this process's
  * own list when it has one (so --devices counts the devices this process sees), else `id`. */
 static int visible(int id, char *buf, size_t size, av_error_t *err) {

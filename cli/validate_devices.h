@@ -25,7 +25,4 @@ int av_vdevices_parse(const char *text, av_vdevices_t *out, av_error_t *err);
 int av_vdevices_run(const av_vdevices_t *d, const char *dir, const char *const *args,
                     int n_args, av_error_t *err);
 
-/* DIR/shards/k/validation.journal.jsonl into buf. */
-void av_vdevices_journal(const char *dir, int k, char *buf, size_t size);
-
 #endif

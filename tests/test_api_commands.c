@@ -247,6 +247,58 @@ START_TEST(test_run_shards_merge) {
 }
 END_TEST
 
+typedef struct validate_seen {
+  int rows, summaries, recorded_measurements;
+  anvil_validate_summary_t s;
+  char worst[128];
+} validate_seen_t;
+
+static int validate_row(const anvil_validate_row_t *r, void *user) {
+  validate_seen_t *v = user;
+  ck_assert_msg(r->predicted_us > 0 && r->floor_us > 0 && r->measured_us > 0, "row %d",
+                v->rows);
+  v->recorded_measurements += r->measured_min_us <= r->measured_us &&
+                              r->measured_us <= r->measured_max_us;
+  v->rows++;
+  return 0;
+}
+
+static void validate_summary(const anvil_validate_summary_t *s, void *user) {
+  validate_seen_t *v = user;
+  ck_assert_int_eq(v->summaries, 0);
+  v->summaries++;
+  v->s = *s;
+  snprintf(v->worst, sizeof v->worst, "%s", s->worst_batch ? s->worst_batch : "");
+  int pairs = 0;
+  for (int k = 0; k < s->n_schedulers; k++) pairs += s->schedulers[k].pairs;
+  ck_assert_int_eq(pairs, s->pairs);
+}
+
+START_TEST(test_validate_offline_rows) {
+  anvil_validate_options_t o = {.offline = "results/h100/validation/heldout/validation.json",
+                                .on_summary = validate_summary};
+  static validate_seen_t seen;
+  anvil_error_t err;
+  API_OK(anvil_validate(&o, validate_row, &seen, &err), &err);
+  ck_assert_int_eq(seen.rows, 231);
+  ck_assert_int_eq(seen.recorded_measurements, 231);
+  ck_assert_int_eq(seen.summaries, 1);
+  ck_assert_int_eq(seen.s.offline, 1);
+  ck_assert_int_eq(seen.s.rows, 231);
+  ck_assert_int_eq(seen.s.overall, 1);
+  ck_assert_int_eq(seen.s.pairs, 231);
+  ck_assert_ptr_null(seen.s.dir);
+  ck_assert_msg(seen.s.mape > 0 && seen.s.mape < seen.s.worst_ape && seen.worst[0], "%g %g",
+                seen.s.mape, seen.s.worst_ape);
+  o.offline = "tests/data/nope.json";
+  ck_assert_int_eq(anvil_validate(&o, NULL, NULL, &err), ANVIL_ERR_IO);
+  ck_assert_msg(strstr(err.message, "tests/data/nope.json"), "%s", err.message);
+  o.offline = NULL;
+  ck_assert_int_eq(anvil_validate(&o, NULL, NULL, &err), ANVIL_ERR_USAGE);
+  ck_assert_msg(strstr(err.message, "missing the experiment file"), "%s", err.message);
+}
+END_TEST
+
 static Suite *commands_suite(void) {
   Suite *s = suite_create("api_commands");
   TCase *tc = tcase_create("api_commands");
@@ -256,6 +308,7 @@ static Suite *commands_suite(void) {
   tcase_add_test(tc, test_replay_rows);
   tcase_add_test(tc, test_table2_cells);
   tcase_add_test(tc, test_run_shards_merge);
+  tcase_add_test(tc, test_validate_offline_rows);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -19,6 +19,7 @@
 #include "anvil/replay.h"
 #include "anvil/table2.h"
 #include "anvil/results.h"
+#include "anvil/validate.h"
 
 #ifdef __cplusplus
 extern "C" {

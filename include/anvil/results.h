@@ -5,7 +5,6 @@
 #ifndef ANVIL_RESULTS_H
 #define ANVIL_RESULTS_H
 
-#include <stddef.h>
 #include <stdint.h>
 
 #include "anvil/error.h"
@@ -83,10 +82,6 @@ typedef struct anvil_merge_options {
  * hands its rows over. Errors are those `anvil merge` prints. */
 int anvil_merge(const anvil_merge_options_t *o, anvil_result_row_fn on_row, void *user,
                 anvil_error_t *err);
-
-/* `text` with control characters and invalid UTF-8 escaped, as `anvil` prints the names and
- * messages of rows; in buf (size bytes), which it returns. */
-char *anvil_escape_text(const char *text, char *buf, size_t size);
 
 #ifdef __cplusplus
 }
