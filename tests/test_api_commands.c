@@ -299,6 +299,23 @@ START_TEST(test_validate_offline_rows) {
 }
 END_TEST
 
+/* The checks made before the device is opened: they hold with a GPU or without. */
+START_TEST(test_profile_checks) {
+  anvil_profile_options_t o = {.graph_only = 1, .pdl_only = 1};
+  anvil_error_t err;
+  ck_assert_int_eq(anvil_profile(&o, NULL, NULL, &err), ANVIL_ERR_USAGE);
+  ck_assert_str_eq(err.message, "profile: --graph-only: --graph-only, --pdl-only and --add-tiles "
+                                "are separate runs; give one");
+  o = (anvil_profile_options_t){.out = "tests"};
+  ck_assert_int_eq(anvil_profile(&o, NULL, NULL, &err), ANVIL_ERR_USAGE);
+  ck_assert_str_eq(err.message, "profile: --out: 'tests' is a directory, not a file");
+  o = (anvil_profile_options_t){.out = "tests/data/no_profile.json", .add_tiles = 1};
+  ck_assert_int_eq(anvil_profile(&o, NULL, NULL, &err), ANVIL_ERR_IO);
+  ck_assert_msg(strstr(err.message, "'tests/data/no_profile.spec.json' does not exist"), "%s",
+                err.message);
+}
+END_TEST
+
 static Suite *commands_suite(void) {
   Suite *s = suite_create("api_commands");
   TCase *tc = tcase_create("api_commands");
@@ -309,6 +326,7 @@ static Suite *commands_suite(void) {
   tcase_add_test(tc, test_table2_cells);
   tcase_add_test(tc, test_run_shards_merge);
   tcase_add_test(tc, test_validate_offline_rows);
+  tcase_add_test(tc, test_profile_checks);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -20,6 +20,7 @@
 #include "anvil/table2.h"
 #include "anvil/results.h"
 #include "anvil/validate.h"
+#include "anvil/profile.h"
 
 #ifdef __cplusplus
 extern "C" {
