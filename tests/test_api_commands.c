@@ -316,6 +316,30 @@ START_TEST(test_profile_checks) {
 }
 END_TEST
 
+/* The checks made before the device is opened, and the names of the run's modes. */
+START_TEST(test_exec_checks) {
+  ck_assert_int_eq(anvil_l2_flush_from_name("read"), ANVIL_L2_FLUSH_READ);
+  ck_assert_int_eq(anvil_l2_flush_from_name("none"), ANVIL_L2_FLUSH_NONE);
+  ck_assert_int_eq(anvil_l2_flush_from_name("hot"), -1);
+  ck_assert_int_eq(anvil_kv_copy_from_name("cp_async"), ANVIL_KV_COPY_CP_ASYNC);
+  ck_assert_int_eq(anvil_kv_copy_from_name("dma"), -1);
+  anvil_exec_options_t o;
+  anvil_exec_options_default(&o);
+  ck_assert_int_eq(o.l2_flush, ANVIL_L2_FLUSH_READ);
+  ck_assert_int_eq(o.kv_copy, ANVIL_KV_COPY_EXPERIMENT);
+  ck_assert_msg(o.verify && o.repeats > 0, "defaults");
+  anvil_error_t err;
+  ck_assert_int_eq(anvil_exec_experiment(&o, NULL, NULL, NULL, &err), ANVIL_ERR_USAGE);
+  ck_assert_str_eq(err.message,
+                   "exec: give an experiment file or --plan PLAN.json (exactly one)");
+  o.experiment = "experiments/quickstart.json";
+  o.gpu_spec = "RTX-4090";
+  ck_assert_int_eq(anvil_exec_experiment(&o, NULL, NULL, NULL, &err), ANVIL_ERR_MISMATCH);
+  ck_assert_msg(strstr(err.message, "--gpu-spec 'RTX-4090' is not a GPU of this experiment"),
+                "%s", err.message);
+}
+END_TEST
+
 static Suite *commands_suite(void) {
   Suite *s = suite_create("api_commands");
   TCase *tc = tcase_create("api_commands");
@@ -327,6 +351,7 @@ static Suite *commands_suite(void) {
   tcase_add_test(tc, test_run_shards_merge);
   tcase_add_test(tc, test_validate_offline_rows);
   tcase_add_test(tc, test_profile_checks);
+  tcase_add_test(tc, test_exec_checks);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -21,6 +21,7 @@
 #include "anvil/results.h"
 #include "anvil/validate.h"
 #include "anvil/profile.h"
+#include "anvil/exec.h"
 
 #ifdef __cplusplus
 extern "C" {
