@@ -1,6 +1,7 @@
 /* The anvil._anvil extension: CPython types over the public C API (include/anvil/), no
  * second implementation. module.c holds the module, errors, workloads and targets; plan.c
- * plans, planners, simulation, experiments and the GPU executor. */
+ * plans, planners, simulation, experiments and the GPU executor; commands.c the commands
+ * trace, replay, merge and offline validate. */
 #ifndef ANVIL_PY_EXT_H
 #define ANVIL_PY_EXT_H
 
@@ -55,5 +56,7 @@ PyObject *anvil_py_workload_new(anvil_workload_t *w);
 
 int anvil_py_plan_types(PyObject *m);
 extern PyMethodDef anvil_py_plan_functions[];
+/* trace, replay, merge and offline validate (commands.c). */
+extern PyMethodDef anvil_py_command_functions[];
 
 #endif
