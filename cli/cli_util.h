@@ -75,21 +75,13 @@ typedef struct av_cli_model_args {
 int av_cli_add_assign(const char *cmd, int key, const char *value, av_cli_model_args_t *a,
                       av_error_t *err);
 
-/* The resolved models: ops looked up by name (messages name --scheduler / --cost-model) and
- * their parameters with the assignments applied (messages name -p / -c). Nothing to free. */
+/* The loading of pipeline/models.h for the commands that parse their models here. */
 typedef av_models_t av_cli_models_t;
 int av_cli_models_load(const char *cmd, const av_cli_model_args_t *a, av_cli_models_t *out,
                        av_error_t *err);
-
-/* Loads kernels/variants.json. With `optional`, a missing table (AV_ERR_IO: no CUDA build
- * and none checked in) leaves *out NULL and succeeds; any other error fails. */
 int av_cli_load_variants(int optional, av_variants_t **out, av_error_t *err);
-
-/* A cost model instance for a batch with heads `h` on `gpu` (params NULL = defaults);
- * *out NULL and err filled when it cannot be made. Caller owns (av_costmodel_destroy). */
 int av_cli_cost_create(const av_costmodel_ops_t *ops, const av_params_t *params,
                        const av_gpu_t *gpu, const av_heads_t *h, const av_variants_t *vs,
                        av_costmodel_t **out, av_error_t *err);
-
 
 #endif
