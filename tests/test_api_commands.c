@@ -340,6 +340,16 @@ START_TEST(test_exec_checks) {
 }
 END_TEST
 
+/* What `anvil --version` prints, and the registration every scheduler lookup makes. */
+START_TEST(test_init_and_commit) {
+  anvil_error_t err;
+  API_OK(anvil_init(&err), &err);
+  API_OK(anvil_init(&err), &err);   /* once per process: a second call is no mistake */
+  const char *c = anvil_git_commit();   /* a commit, or "unknown" outside a git tree */
+  ck_assert_msg(c && (!strcmp(c, "unknown") || strspn(c, "0123456789abcdef") == 40), "'%s'", c);
+}
+END_TEST
+
 static Suite *commands_suite(void) {
   Suite *s = suite_create("api_commands");
   TCase *tc = tcase_create("api_commands");
@@ -352,6 +362,7 @@ static Suite *commands_suite(void) {
   tcase_add_test(tc, test_validate_offline_rows);
   tcase_add_test(tc, test_profile_checks);
   tcase_add_test(tc, test_exec_checks);
+  tcase_add_test(tc, test_init_and_commit);
   suite_add_tcase(s, tc);
   return s;
 }

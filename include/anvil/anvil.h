@@ -29,6 +29,12 @@ extern "C" {
 
 /* The project's version, "MAJOR.MINOR.PATCH" (CMakeLists.txt, project(VERSION)). */
 const char *anvil_version(void);
+/* The git commit the library was built from ("-dirty" when the tree had changes). */
+const char *anvil_git_commit(void);
+/* Registers the schedulers that live above the scheduler registry (`auto`), once per
+ * process; every call that looks a scheduler up does it too. A program calls it first to
+ * fail early; it fails only when a scheduler's name is taken twice. */
+int anvil_init(anvil_error_t *err);
 /* The directory anvil reads its data from (gpus/, kernels/variants.json, profiles/):
  * $ANVIL_DATA_DIR, else <prefix>/share/anvil of an installed library, else the source tree
  * of the build. Borrowed. */
