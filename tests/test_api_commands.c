@@ -350,6 +350,47 @@ START_TEST(test_init_and_commit) {
 }
 END_TEST
 
+typedef struct models_seen {
+  int n, has_auto, enums, enums_with_choices;
+} models_seen_t;
+
+static void model_seen(const anvil_model_info_t *m, void *user) {
+  models_seen_t *s = user;
+  s->n++;
+  s->has_auto |= !strcmp(m->name, "auto");
+  for (int i = 0; i < m->n_params; i++)
+    if (m->params[i].type == ANVIL_PARAM_ENUM) {
+      s->enums++;
+      s->enums_with_choices += m->params[i].choices && strchr(m->params[i].choices, ',');
+    }
+}
+
+START_TEST(test_catalog) {
+  char **names = NULL;
+  int n = 0;
+  anvil_error_t err;
+  API_OK(anvil_gpu_names(&names, &n, &err), &err);
+  int h200 = -1;
+  for (int i = 0; i < n; i++)
+    if (!strcmp(names[i], "H200-SXM")) h200 = i;
+  ck_assert_int_ge(h200, 0);
+  anvil_gpu_info_t g;
+  API_OK(anvil_gpu_info(names[h200], &g, &err), &err);
+  ck_assert_int_eq(g.sm_count, 132);
+  ck_assert_int_eq(g.sm_arch, 90);
+  ck_assert_int_eq(g.profiled, 1);
+  for (int i = 0; i < n; i++) anvil_free(names[i]);
+  anvil_free(names);
+  ck_assert_int_eq(anvil_gpu_info("B300", &g, &err), ANVIL_ERR_NAME);
+  models_seen_t sch = {0}, cm = {0};
+  anvil_schedulers_info(model_seen, &sch);
+  anvil_cost_models_info(model_seen, &cm);
+  ck_assert_msg(sch.n > 5 && sch.has_auto && sch.enums && sch.enums == sch.enums_with_choices,
+                "%d schedulers, auto %d, %d enums", sch.n, sch.has_auto, sch.enums);
+  ck_assert_msg(cm.n >= 2 && !cm.has_auto, "%d cost models", cm.n);
+}
+END_TEST
+
 static Suite *commands_suite(void) {
   Suite *s = suite_create("api_commands");
   TCase *tc = tcase_create("api_commands");
@@ -363,6 +404,7 @@ static Suite *commands_suite(void) {
   tcase_add_test(tc, test_profile_checks);
   tcase_add_test(tc, test_exec_checks);
   tcase_add_test(tc, test_init_and_commit);
+  tcase_add_test(tc, test_catalog);
   suite_add_tcase(s, tc);
   return s;
 }

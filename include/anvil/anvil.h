@@ -17,6 +17,7 @@
 #include "anvil/experiment.h"
 #include "anvil/trace.h"
 #include "anvil/replay.h"
+#include "anvil/catalog.h"
 #include "anvil/table2.h"
 #include "anvil/results.h"
 #include "anvil/validate.h"
