@@ -391,6 +391,47 @@ START_TEST(test_catalog) {
 }
 END_TEST
 
+typedef struct check_seen {
+  int exact, reference;
+  double max_rel_err;
+} check_seen_t;
+
+static void check_exact(const anvil_check_exact_t *x, void *user) {
+  check_seen_t *c = user;
+  ck_assert_int_eq(c->reference, 0);
+  ck_assert_msg(x->items == 8 && x->requests == 4 && !strcmp(x->scheduler, "profit_pack"),
+                "%d items, %d requests, %s", x->items, x->requests, x->scheduler);
+  c->exact++;
+}
+
+static void check_reference(const anvil_check_reference_t *r, void *user) {
+  check_seen_t *c = user;
+  c->reference++;
+  c->max_rel_err = r->max_rel_err;
+  ck_assert_int_gt(r->checked, 0);
+}
+
+START_TEST(test_check_plan_file) {
+  anvil_check_options_t o;
+  anvil_check_options_default(&o);
+  o.path = "tests/data/replay/h200_plan.json";
+  o.on_exact = check_exact;
+  o.on_reference = check_reference;
+  check_seen_t seen = {0};
+  anvil_error_t err;
+  API_OK(anvil_check(&o, &seen, &err), &err);
+  ck_assert_msg(seen.exact == 1 && seen.reference == 1 && seen.max_rel_err < 1e-9, "%g",
+                seen.max_rel_err);
+  o.tolerance = seen.max_rel_err / 2;   /* a reference off by more than the tolerance */
+  seen = (check_seen_t){0};
+  ck_assert_int_eq(anvil_check(&o, &seen, &err), ANVIL_ERR_PLAN);
+  ck_assert_msg(strstr(err.message, "tests/data/replay/h200_plan.json: the CPU reference"),
+                "%s", err.message);
+  o.path = NULL;
+  ck_assert_int_eq(anvil_check(&o, NULL, &err), ANVIL_ERR_USAGE);
+}
+END_TEST
+
 static Suite *commands_suite(void) {
   Suite *s = suite_create("api_commands");
   TCase *tc = tcase_create("api_commands");
@@ -405,6 +446,7 @@ static Suite *commands_suite(void) {
   tcase_add_test(tc, test_exec_checks);
   tcase_add_test(tc, test_init_and_commit);
   tcase_add_test(tc, test_catalog);
+  tcase_add_test(tc, test_check_plan_file);
   suite_add_tcase(s, tc);
   return s;
 }

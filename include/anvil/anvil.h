@@ -18,6 +18,7 @@
 #include "anvil/trace.h"
 #include "anvil/replay.h"
 #include "anvil/catalog.h"
+#include "anvil/check.h"
 #include "anvil/table2.h"
 #include "anvil/results.h"
 #include "anvil/validate.h"
