@@ -48,16 +48,6 @@ int av_cli_parse_int(const char *cmd, const char *opt, const char *text, int64_t
 /* "32,8" or "32/8" -> hq, hkv (head dim and dtype are left as they are). */
 int av_cli_parse_heads(const char *cmd, const char *text, av_heads_t *h, av_error_t *err);
 
-/* The JSON spec of a levels workload from "B=1,4 L=128,32" (spaces or ';' separate the two
- * lists). The workload builder validates the numbers; this only checks the syntax. Caller
- * owns the result. */
-int av_cli_levels_spec(const char *text, json_t **out, av_error_t *err);
-
-/* Builds the workload a command names: a JSON spec file (`spec_path`) or a --levels text
- * (exactly one of the two). Heads default to `defaults`. Caller owns *out. */
-int av_cli_load_workload(const char *cmd, const char *spec_path, const char *levels,
-                         const av_heads_t *defaults, av_workload_t **out, av_error_t *err);
-
 /* Loads the GPU spec `name` for a command's --gpu option (messages name the option). */
 int av_cli_load_gpu(const char *cmd, const char *name, av_gpu_t *out, av_error_t *err);
 

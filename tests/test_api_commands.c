@@ -432,6 +432,52 @@ START_TEST(test_check_plan_file) {
 }
 END_TEST
 
+static void count_level(const anvil_describe_level_t *l, void *user) {
+  int *nodes = user;
+  *nodes += l->nodes;
+}
+
+/* The figures of B=[1,4] L=[128,32]: 5 nodes over two depths, 4 requests sharing the root. */
+START_TEST(test_describe_and_plan_file) {
+  anvil_describe_options_t d = {.levels = "B=1,4 L=128,32"};
+  anvil_description_t x;
+  int nodes = 0;
+  anvil_error_t err;
+  API_OK(anvil_describe(&d, count_level, &nodes, &x, &err), &err);
+  ck_assert_int_eq(nodes, 5);
+  ck_assert_int_eq(x.nodes, 5);
+  ck_assert_int_eq(x.requests, 4);
+  ck_assert_int_eq(x.unique_kv_tokens, 128 + 4 * 32);
+  ck_assert_int_eq(x.query_centric_kv_tokens, 4 * (128 + 32));
+  ck_assert_str_eq(x.gpu, "H200-SXM");
+  ck_assert_msg(x.floor_unique_us > 0 && x.floor_us >= x.floor_unique_us, "%g", x.floor_us);
+  d.spec = "tests/data/replay/h200_plan.json";   /* a spec and --levels: one too many */
+  ck_assert_int_eq(anvil_describe(&d, NULL, NULL, NULL, &err), ANVIL_ERR_USAGE);
+  char tmp[] = "/tmp/anvil_api_plan_XXXXXX", out[300], cmd[300];
+  ck_assert_ptr_nonnull(mkdtemp(tmp));
+  snprintf(out, sizeof out, "%s/plan.json", tmp);
+  anvil_plan_file_options_t p = {.levels = "B=1,4 L=512,64", .scheduler = "profit_pack",
+                                 .q_heads = 8, .kv_heads = 2, .out = out,
+                                 .launch = anvil_launch_from_name("graph")};
+  anvil_plan_file_result_t r;
+  API_OK(anvil_plan_file(&p, &r, &err), &err);
+  ck_assert_str_eq(r.scheduler, "profit_pack");
+  ck_assert_int_eq(r.items, 8);
+  anvil_plan_t *plan = NULL;
+  API_OK(anvil_plan_load(out, &plan, &err), &err);
+  API_OK(anvil_plan_check(plan, &err), &err);
+  ck_assert_str_eq(anvil_plan_launch(plan), "graph");
+  anvil_plan_destroy(plan);
+  p.scheduler = NULL;
+  ck_assert_int_eq(anvil_plan_file(&p, NULL, &err), ANVIL_ERR_USAGE);
+  ck_assert_str_eq(err.message,
+                   "plan: --scheduler: missing; name the scheduler (anvil list shows them)");
+  ck_assert_int_eq(anvil_launch_from_name("cuda"), -1);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *commands_suite(void) {
   Suite *s = suite_create("api_commands");
   TCase *tc = tcase_create("api_commands");
@@ -447,6 +493,7 @@ static Suite *commands_suite(void) {
   tcase_add_test(tc, test_init_and_commit);
   tcase_add_test(tc, test_catalog);
   tcase_add_test(tc, test_check_plan_file);
+  tcase_add_test(tc, test_describe_and_plan_file);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -19,6 +19,8 @@
 #include "anvil/replay.h"
 #include "anvil/catalog.h"
 #include "anvil/check.h"
+#include "anvil/describe.h"
+#include "anvil/plan_file.h"
 #include "anvil/table2.h"
 #include "anvil/results.h"
 #include "anvil/validate.h"
