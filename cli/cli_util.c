@@ -161,17 +161,6 @@ int av_cli_add_assign(const char *cmd, int key, const char *value, av_cli_model_
   return AV_OK;
 }
 
-int av_cli_models_load(const char *cmd, const av_cli_model_args_t *a, av_cli_models_t *out,
-                       av_error_t *err) {
-  av_model_names_t n = {.sched = a->sched, .cost = a->cost, .sp = a->sp, .cp = a->cp,
-                        .n_sp = a->n_sp, .n_cp = a->n_cp};
-  return av_models_load(cmd, &n, out, err);
-}
-
-int av_cli_load_variants(int optional, av_variants_t **out, av_error_t *err) {
-  return av_models_load_variants(optional, out, err);
-}
-
 int av_cli_cost_create(const av_costmodel_ops_t *ops, const av_params_t *params,
                        const av_gpu_t *gpu, const av_heads_t *h, const av_variants_t *vs,
                        av_costmodel_t **out, av_error_t *err) {

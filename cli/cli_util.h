@@ -1,7 +1,7 @@
 /* Helpers every `anvil` subcommand shares: a small long/short option parser that reports
  * mistakes as av_error_t values (AV_ERR_USAGE, exit 1) instead of printing, the one-line
- * error printer, parsing of the command-line forms of workloads and heads, and loading what
- * a planning command needs (GPU spec, kernel variants, scheduler and cost model). */
+ * error printer, parsing of the command-line forms of heads and of -p / -c assignments, and,
+ * for the benchmarks, the GPU spec and a cost model instance (pipeline/models.h). */
 #ifndef AV_CLI_UTIL_H
 #define AV_CLI_UTIL_H
 
@@ -65,11 +65,7 @@ typedef struct av_cli_model_args {
 int av_cli_add_assign(const char *cmd, int key, const char *value, av_cli_model_args_t *a,
                       av_error_t *err);
 
-/* The loading of pipeline/models.h for the commands that parse their models here. */
-typedef av_models_t av_cli_models_t;
-int av_cli_models_load(const char *cmd, const av_cli_model_args_t *a, av_cli_models_t *out,
-                       av_error_t *err);
-int av_cli_load_variants(int optional, av_variants_t **out, av_error_t *err);
+/* A cost model instance (pipeline/models.h av_models_cost_create), for the benchmarks. */
 int av_cli_cost_create(const av_costmodel_ops_t *ops, const av_params_t *params,
                        const av_gpu_t *gpu, const av_heads_t *h, const av_variants_t *vs,
                        av_costmodel_t **out, av_error_t *err);
