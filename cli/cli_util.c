@@ -1,5 +1,5 @@
 /* Shared plumbing of the `anvil` subcommands: option parsing into error values, the
- * one-line error printer, and the command-line forms of heads and levels workloads. */
+ * one-line error printers, and the command-line forms of heads and assignments. */
 #include "cli/cli_util.h"
 
 #include <errno.h>
