@@ -5,6 +5,7 @@
 
 #include "api/api_internal.h"
 #include "core/escape.h"
+#include "pipeline/files.h"
 #include "pipeline/provenance.h"
 #include "selectors/selectors.h"
 
@@ -55,6 +56,13 @@ int anvil_init(anvil_error_t *err) {
 }
 
 const char *anvil_data_dir(void) { return av_data_dir(); }
+
+int anvil_mkdirs(const char *path, anvil_error_t *err) {
+  av_error_t e;
+  av_error_clear(&e);
+  int rc = av_mkdirs(path, &e);
+  return av__api_error(err, &e, rc);
+}
 
 void anvil_free(void *p) { free(p); }
 

@@ -67,6 +67,14 @@ int anvil_run(const anvil_run_options_t *o, anvil_result_row_fn fn, void *user, 
   return av__api_error(err, &e, rc);
 }
 
+int anvil_shard_parse(const char *text, const char *opt, int *index, int *count,
+                      anvil_error_t *err) {
+  av_error_t e;
+  av_error_clear(&e);
+  int rc = av_run_shard_parse(text, opt, index, count, &e);
+  return av__api_error(err, &e, rc);
+}
+
 int anvil_run_is_root(void) { return av_run_mpi_is_root(); }
 
 int anvil_run_finish(int status) { return av_run_mpi_finish(status); }

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "anvil/check.h"
-#include "cli/cli_util.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 
 enum { OPT_SEED = 256, OPT_MAXREQ, OPT_DIM, OPT_TOL, OPT_NOREF };
@@ -20,46 +20,46 @@ static const av_cli_opt_t k_opts[] = {
     {"help", 'h', NULL, "show this help"},
     {NULL, 0, NULL, NULL}};
 
-static int parse_args(int argc, char **argv, anvil_check_options_t *o, av_error_t *err) {
+static int parse_args(int argc, char **argv, anvil_check_options_t *o, anvil_error_t *err) {
   av_cli_parser_t ps;
   av_cli_parser_init(&ps, argc, argv, k_opts);
   const char *v;
   int k;
   int64_t x;
-  while ((k = av_cli_next(&ps, &v, err)) != -1) {
+  while ((k = av_cli_next_arg(&ps, &v, err)) != -1) {
     switch (k) {
       case -2: return err->code;
       case 'h': return -1;
       case 0:
         if (o->path)
-          return av_error_set(err, AV_ERR_USAGE, "check", v, "unexpected second plan file");
+          return av_cli_error(err, ANVIL_ERR_USAGE, "check", v, "unexpected second plan file");
         o->path = v;
         break;
       case OPT_SEED:
-        if (av_cli_parse_int("check", "--seed", v, 0, INT64_MAX, &x, err)) return err->code;
+        if (av_cli_int_arg("check", "--seed", v, 0, INT64_MAX, &x, err)) return err->code;
         o->seed = (uint64_t)x;
         break;
       case OPT_MAXREQ:
-        if (av_cli_parse_int("check", "--max-requests", v, 0, INT32_MAX, &x, err))
+        if (av_cli_int_arg("check", "--max-requests", v, 0, INT32_MAX, &x, err))
           return err->code;
         o->max_requests = (int32_t)x;
         break;
       case OPT_DIM:
-        if (av_cli_parse_int("check", "--dim", v, 1, 4096, &x, err)) return err->code;
+        if (av_cli_int_arg("check", "--dim", v, 1, 4096, &x, err)) return err->code;
         o->dim = (int)x;
         break;
       case OPT_TOL: {
         char *end;
         o->tolerance = strtod(v, &end);
         if (end == v || *end || !(o->tolerance > 0))
-          return av_error_set(err, AV_ERR_USAGE, "check", "--tolerance",
+          return av_cli_error(err, ANVIL_ERR_USAGE, "check", "--tolerance",
                               "'%s' is not valid; expected a positive number such as 1e-9", v);
         break;
       }
       case OPT_NOREF: o->no_reference = 1; break;
     }
   }
-  return AV_OK;  /* a missing plan file is anvil_check's to say */
+  return ANVIL_OK;  /* a missing plan file is anvil_check's to say */
 }
 
 static void print_exact(const anvil_check_exact_t *x, void *user) {
@@ -76,8 +76,8 @@ static void print_reference(const anvil_check_reference_t *r, void *user) {
 }
 
 int av_cmd_check(int argc, char **argv) {
-  av_error_t err;
-  av_error_clear(&err);
+  anvil_error_t err;
+  av_cli_error_clear(&err);
   anvil_check_options_t o;
   anvil_check_options_default(&o);
   int rc = parse_args(argc, argv, &o, &err);
@@ -89,7 +89,7 @@ int av_cmd_check(int argc, char **argv) {
                       k_opts);
     return 0;
   }
-  if (rc) return av_cli_fail(&err);
+  if (rc) return av_cli_fail_public(&err);
   o.on_exact = print_exact;
   o.on_reference = print_reference;
   anvil_error_t e;

@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "anvil/describe.h"
-#include "cli/cli_util.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 
 enum { OPT_LEVELS = 256, OPT_HEADS, OPT_HEAD_DIM };
@@ -52,16 +52,16 @@ static void print_tail(const anvil_description_t *d) {
 }
 
 int av_cmd_describe(int argc, char **argv) {
-  av_error_t err;
-  av_error_clear(&err);
+  anvil_error_t err;
+  av_cli_error_clear(&err);
   const char *spec = NULL, *levels = NULL, *gpu_name = "H200-SXM";
-  av_heads_t heads = {.hq = 32, .hkv = 8, .head_dim = 128, .dtype = AV_DTYPE_FP16};
+  av_cli_heads_t heads = {.hq = 32, .hkv = 8, .head_dim = 128};
   av_cli_parser_t ps;
   av_cli_parser_init(&ps, argc, argv, k_opts);
   const char *v;
-  int k, rc = AV_OK;
+  int k, rc = ANVIL_OK;
   int64_t x;
-  while (!rc && (k = av_cli_next(&ps, &v, &err)) != -1) {
+  while (!rc && (k = av_cli_next_arg(&ps, &v, &err)) != -1) {
     switch (k) {
       case -2: rc = err.code; break;
       case 'h':
@@ -72,19 +72,19 @@ int av_cmd_describe(int argc, char **argv) {
                           k_opts);
         return 0;
       case 0:
-        if (spec) rc = av_error_set(&err, AV_ERR_USAGE, "describe", v, "unexpected argument");
+        if (spec) rc = av_cli_error(&err, ANVIL_ERR_USAGE, "describe", v, "unexpected argument");
         spec = v;
         break;
       case OPT_LEVELS: levels = v; break;
       case 'g': gpu_name = v; break;
       case OPT_HEADS: rc = av_cli_parse_heads("describe", v, &heads, &err); break;
       case OPT_HEAD_DIM:
-        rc = av_cli_parse_int("describe", "--head-dim", v, 1, 4096, &x, &err);
+        rc = av_cli_int_arg("describe", "--head-dim", v, 1, 4096, &x, &err);
         heads.head_dim = (int)x;
         break;
     }
   }
-  if (rc) return av_cli_fail(&err);
+  if (rc) return av_cli_fail_public(&err);
   anvil_describe_options_t o = {.spec = spec, .levels = levels, .gpu = gpu_name,
                                 .q_heads = heads.hq, .kv_heads = heads.hkv,
                                 .head_dim = heads.head_dim, .on_description = print_head};

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "anvil/exec.h"
-#include "cli/cli_util.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 
 enum { OPT_PLAN = 256, OPT_CSV, OPT_TRACE, OPT_REPEATS, OPT_WARMUP, OPT_NOVERIFY, OPT_ALL,
@@ -39,17 +39,17 @@ static const av_cli_opt_t k_opts[] = {
     {NULL, 0, NULL, NULL}};
 
 static int parse_args(int argc, char **argv, anvil_exec_options_t *o, int *help,
-                      av_error_t *err) {
+                      anvil_error_t *err) {
   av_cli_parser_t ps;
   av_cli_parser_init(&ps, argc, argv, k_opts);
   const char *v;
   int key;
   int64_t n;
-  while ((key = av_cli_next(&ps, &v, err)) != -1) {
+  while ((key = av_cli_next_arg(&ps, &v, err)) != -1) {
     switch (key) {
       case -2: return err->code;
       case 0:
-        if (o->experiment) return av_error_set(err, AV_ERR_USAGE, "exec", NULL, "one experiment file only");
+        if (o->experiment) return av_cli_error(err, ANVIL_ERR_USAGE, "exec", NULL, "one experiment file only");
         o->experiment = v;
         break;
       case OPT_PLAN: o->plan = v; break;
@@ -57,15 +57,15 @@ static int parse_args(int argc, char **argv, anvil_exec_options_t *o, int *help,
       case OPT_CSV: o->csv = v; break;
       case OPT_TRACE: o->trace_dir = v; break;
       case OPT_REPEATS:
-        if (av_cli_parse_int("exec", "--repeats", v, 0, 100000, &n, err)) return err->code;
+        if (av_cli_int_arg("exec", "--repeats", v, 0, 100000, &n, err)) return err->code;
         o->repeats = (int)n;
         break;
       case OPT_WARMUP:
-        if (av_cli_parse_int("exec", "--warmup", v, 0, 1000, &n, err)) return err->code;
+        if (av_cli_int_arg("exec", "--warmup", v, 0, 1000, &n, err)) return err->code;
         o->warmup = (int)n;
         break;
       case OPT_CHECKREQ:
-        if (av_cli_parse_int("exec", "--check-requests", v, 1, 100000, &n, err)) return err->code;
+        if (av_cli_int_arg("exec", "--check-requests", v, 1, 100000, &n, err)) return err->code;
         o->check_requests = (int)n;
         break;
       case OPT_NOVERIFY: o->verify = 0; break;
@@ -74,26 +74,26 @@ static int parse_args(int argc, char **argv, anvil_exec_options_t *o, int *help,
       case OPT_ONLY: o->only = v; break;
       case OPT_FLUSH:
         if ((o->l2_flush = anvil_l2_flush_from_name(v)) < 0)
-          return av_error_set(err, AV_ERR_USAGE, "exec", "--l2-flush",
+          return av_cli_error(err, ANVIL_ERR_USAGE, "exec", "--l2-flush",
                               "'%s' is not a flush mode; expected write, read or none", v);
         break;
       case OPT_AUTOTUNE:
-        if (av_cli_parse_int("exec", "--autotune", v, 1, ANVIL_AUTOTUNE_MAX_K, &n, err))
+        if (av_cli_int_arg("exec", "--autotune", v, 1, ANVIL_AUTOTUNE_MAX_K, &n, err))
           return err->code;
         o->autotune = (int)n;
         break;
       case OPT_TUNE_CACHE: o->autotune_cache = v; break;
       case OPT_KV_COPY:
         if ((o->kv_copy = anvil_kv_copy_from_name(v)) < 0)
-          return av_error_set(err, AV_ERR_USAGE, "exec", "--kv-copy",
+          return av_cli_error(err, ANVIL_ERR_USAGE, "exec", "--kv-copy",
                               "'%s' is not a KV copy; expected tma or cp_async", v);
         break;
       case 'g': o->gpu_spec = v; break;
-      case 'h': *help = 1; return AV_OK;
+      case 'h': *help = 1; return ANVIL_OK;
       default: break;
     }
   }
-  return AV_OK;  /* the options' combinations are anvil_exec_experiment's to check */
+  return ANVIL_OK;  /* the options' combinations are anvil_exec_experiment's to check */
 }
 
 static int print_row(const anvil_exec_row_t *row, void *user) {
@@ -150,10 +150,10 @@ static void print_header(void *user) {
 int av_cmd_exec(int argc, char **argv) {
   anvil_exec_options_t o;
   anvil_exec_options_default(&o);
-  av_error_t err;
-  av_error_clear(&err);
+  anvil_error_t err;
+  av_cli_error_clear(&err);
   int help = 0;
-  if (parse_args(argc, argv, &o, &help, &err)) return av_cli_fail(&err);
+  if (parse_args(argc, argv, &o, &help, &err)) return av_cli_fail_public(&err);
   if (help) {
     av_cli_print_help("exec EXP.json | --plan PLAN.json [options]",
                       "Run plans on the GPU: verify against fp64 attention and time them.\n"

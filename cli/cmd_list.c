@@ -4,7 +4,7 @@
 
 #include "anvil/anvil.h"
 #include "anvil/catalog.h"
-#include "cli/cli_util.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 
 static const av_cli_opt_t k_opts[] = {{"help", 'h', NULL, "show this help"},
@@ -55,17 +55,17 @@ static int list_gpus(anvil_error_t *err) {
 }
 
 int av_cmd_list(int argc, char **argv) {
-  av_error_t err;
-  av_error_clear(&err);
+  anvil_error_t err;
+  av_cli_error_clear(&err);
   av_cli_parser_t ps;
   av_cli_parser_init(&ps, argc, argv, k_opts);
   const char *v;
   int k;
-  while ((k = av_cli_next(&ps, &v, &err)) != -1) {
-    if (k == -2) return av_cli_fail(&err);
+  while ((k = av_cli_next_arg(&ps, &v, &err)) != -1) {
+    if (k == -2) return av_cli_fail_public(&err);
     if (k == 0) {
-      av_error_set(&err, AV_ERR_USAGE, "list", v, "unexpected argument; list takes none");
-      return av_cli_fail(&err);
+      av_cli_error(&err, ANVIL_ERR_USAGE, "list", v, "unexpected argument; list takes none");
+      return av_cli_fail_public(&err);
     }
     if (k == 'h') {
       av_cli_print_help("list", "Lists the GPU specs, schedulers and cost models an experiment "

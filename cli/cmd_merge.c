@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli_util.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/results_print.h"
 
@@ -25,17 +25,17 @@ typedef struct merge_args {
   int quiet;
 } merge_args_t;
 
-static int parse_args(int argc, char **argv, merge_args_t *a, av_error_t *err) {
+static int parse_args(int argc, char **argv, merge_args_t *a, anvil_error_t *err) {
   av_cli_parser_t ps;
   av_cli_parser_init(&ps, argc, argv, k_opts);
   const char *v;
   int k;
-  while ((k = av_cli_next(&ps, &v, err)) != -1) {
+  while ((k = av_cli_next_arg(&ps, &v, err)) != -1) {
     switch (k) {
       case -2: return err->code;
       case 0:
         if (a->n_dirs == MAX_DIRS)
-          return av_error_set(err, AV_ERR_USAGE, "merge", v, "more than %d directories",
+          return av_cli_error(err, ANVIL_ERR_USAGE, "merge", v, "more than %d directories",
                               MAX_DIRS);
         a->dirs[a->n_dirs++] = v;
         break;
@@ -45,12 +45,12 @@ static int parse_args(int argc, char **argv, merge_args_t *a, av_error_t *err) {
       case 'h': return -1;
     }
   }
-  return AV_OK;  /* what is missing is anvil_merge's to say */
+  return ANVIL_OK;  /* what is missing is anvil_merge's to say */
 }
 
 int av_cmd_merge(int argc, char **argv) {
-  av_error_t err;
-  av_error_clear(&err);
+  anvil_error_t err;
+  av_cli_error_clear(&err);
   merge_args_t a;
   memset(&a, 0, sizeof a);
   int rc = parse_args(argc, argv, &a, &err);
@@ -62,7 +62,7 @@ int av_cmd_merge(int argc, char **argv) {
                       k_opts);
     return 0;
   }
-  if (rc) return av_cli_fail(&err);
+  if (rc) return av_cli_fail_public(&err);
   av_cli_results_print_t table = {.quiet = a.quiet};
   anvil_merge_options_t m = {.dirs = a.dirs, .n_dirs = a.n_dirs, .out = a.out,
                              .experiment = a.exp, .on_head = av_cli_results_head};

@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "anvil/plan_file.h"
-#include "cli/cli_util.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 
 enum { OPT_LEVELS = 256, OPT_HEADS, OPT_HEAD_DIM, OPT_COST, OPT_WORKLOAD, OPT_NO_LIMITS, OPT_LAUNCH };
@@ -29,25 +29,25 @@ static const av_cli_opt_t k_opts[] = {
 typedef struct plan_opts {
   const char *spec, *levels, *gpu, *out;
   av_cli_model_args_t models;
-  av_heads_t heads;
+  av_cli_heads_t heads;
   int no_limits;
   int launch;                /* ANVIL_LAUNCH_* */
 } plan_opts_t;
 
-static int parse_args(int argc, char **argv, plan_opts_t *o, av_error_t *err) {
+static int parse_args(int argc, char **argv, plan_opts_t *o, anvil_error_t *err) {
   av_cli_parser_t ps;
   av_cli_parser_init(&ps, argc, argv, k_opts);
   const char *v;
   int k;
   int64_t d;
-  while ((k = av_cli_next(&ps, &v, err)) != -1) {
+  while ((k = av_cli_next_arg(&ps, &v, err)) != -1) {
     switch (k) {
       case -2: return err->code;
       case 'h': return -1;
       case 0:
       case OPT_WORKLOAD:
         if (o->spec)
-          return av_error_set(err, AV_ERR_USAGE, "plan", v, "unexpected second workload");
+          return av_cli_error(err, ANVIL_ERR_USAGE, "plan", v, "unexpected second workload");
         o->spec = v;
         break;
       case OPT_LEVELS: o->levels = v; break;
@@ -58,7 +58,7 @@ static int parse_args(int argc, char **argv, plan_opts_t *o, av_error_t *err) {
       case OPT_NO_LIMITS: o->no_limits = 1; break;
       case OPT_LAUNCH:
         if ((o->launch = anvil_launch_from_name(v)) < 0)
-          return av_error_set(err, AV_ERR_USAGE, "plan", "--launch",
+          return av_cli_error(err, ANVIL_ERR_USAGE, "plan", "--launch",
                               "'%s' is not a launch model; expected streams, graph or pdl", v);
         break;
       case 'p':
@@ -69,19 +69,19 @@ static int parse_args(int argc, char **argv, plan_opts_t *o, av_error_t *err) {
         if (av_cli_parse_heads("plan", v, &o->heads, err)) return err->code;
         break;
       case OPT_HEAD_DIM:
-        if (av_cli_parse_int("plan", "--head-dim", v, 1, 4096, &d, err)) return err->code;
+        if (av_cli_int_arg("plan", "--head-dim", v, 1, 4096, &d, err)) return err->code;
         o->heads.head_dim = (int)d;
         break;
     }
   }
-  return AV_OK;  /* what is missing, and the output's path, are anvil_plan_file's to check */
+  return ANVIL_OK;  /* what is missing, and the output's path, are anvil_plan_file's to check */
 }
 
 int av_cmd_plan(int argc, char **argv) {
-  av_error_t err;
-  av_error_clear(&err);
+  anvil_error_t err;
+  av_cli_error_clear(&err);
   plan_opts_t o = {.gpu = "H200-SXM", .models = {.cost = "roofline"},
-                   .heads = {.hq = 32, .hkv = 8, .head_dim = 128, .dtype = AV_DTYPE_FP16}};
+                   .heads = {.hq = 32, .hkv = 8, .head_dim = 128}};
   int rc = parse_args(argc, argv, &o, &err);
   if (rc == -1) {
     av_cli_print_help("plan (SPEC.json | --levels \"B=1,4 L=128,32\") --scheduler NAME "
@@ -91,7 +91,7 @@ int av_cmd_plan(int argc, char **argv) {
                       k_opts);
     return 0;
   }
-  if (rc) return av_cli_fail(&err);
+  if (rc) return av_cli_fail_public(&err);
 
   anvil_plan_file_options_t p = {
       .spec = o.spec, .levels = o.levels, .scheduler = o.models.sched, .params = o.models.sp,

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "anvil/profile.h"
-#include "cli/cli_util.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 
 enum { OPT_QUICK = 256, OPT_RUNS, OPT_GRAPH, OPT_PDL, OPT_TILES };
@@ -35,17 +35,17 @@ typedef struct popts {
   int64_t runs;
 } popts_t;
 
-static int parse_args(int argc, char **argv, popts_t *o, av_error_t *err) {
+static int parse_args(int argc, char **argv, popts_t *o, anvil_error_t *err) {
   av_cli_parser_t ps;
   av_cli_parser_init(&ps, argc, argv, k_opts);
   const char *v;
   int k;
   o->runs = 5;
-  while ((k = av_cli_next(&ps, &v, err)) != -1) {
+  while ((k = av_cli_next_arg(&ps, &v, err)) != -1) {
     switch (k) {
       case -2: return err->code;
       case 0:
-        return av_error_set(err, AV_ERR_USAGE, "profile", v,
+        return av_cli_error(err, ANVIL_ERR_USAGE, "profile", v,
                             "unexpected argument (usage: anvil profile [--out FILE])");
       case 'o': o->out = v; break;
       case 'g': o->gpu_spec = v; break;
@@ -54,13 +54,13 @@ static int parse_args(int argc, char **argv, popts_t *o, av_error_t *err) {
       case OPT_PDL: o->pdl_only = 1; break;
       case OPT_TILES: o->add_tiles = 1; break;
       case OPT_RUNS:
-        if (av_cli_parse_int("profile", "--runs", v, 1, 101, &o->runs, err)) return err->code;
+        if (av_cli_int_arg("profile", "--runs", v, 1, 101, &o->runs, err)) return err->code;
         break;
       case 'v': o->verbose = 1; break;
       case 'h': return -1;
     }
   }
-  return AV_OK;
+  return ANVIL_OK;
 }
 
 typedef struct profile_print {
@@ -131,8 +131,8 @@ static void command_line(int argc, char **argv, char *out, size_t n) {
 }
 
 int av_cmd_profile(int argc, char **argv) {
-  av_error_t err;
-  av_error_clear(&err);
+  anvil_error_t err;
+  av_cli_error_clear(&err);
   popts_t o = {0};
   int rc = parse_args(argc, argv, &o, &err);
   if (rc == -1) {
@@ -144,7 +144,7 @@ int av_cmd_profile(int argc, char **argv) {
                       k_opts);
     return 0;
   }
-  if (rc) return av_cli_fail(&err);
+  if (rc) return av_cli_fail_public(&err);
   char command[512];
   command_line(argc, argv, command, sizeof command);
   anvil_profile_options_t po = {.out = o.out, .gpu_spec = o.gpu_spec, .command = command,

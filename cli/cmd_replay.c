@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "anvil/replay.h"
-#include "cli/cli_util.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 
 enum { OPT_PLAN = 256, OPT_TRACE, OPT_TIMELINE, OPT_COST };
@@ -28,12 +28,12 @@ typedef struct replay_opts {
   int cost_given;  /* --cost-model named: a model that cannot be made is an error */
 } replay_opts_t;
 
-static int parse(int argc, char **argv, replay_opts_t *o, av_error_t *err) {
+static int parse(int argc, char **argv, replay_opts_t *o, anvil_error_t *err) {
   av_cli_parser_t ps;
   av_cli_parser_init(&ps, argc, argv, k_opts);
   const char *v;
   int k;
-  while ((k = av_cli_next(&ps, &v, err)) != -1) {
+  while ((k = av_cli_next_arg(&ps, &v, err)) != -1) {
     switch (k) {
       case -2: return err->code;
       case 'h': return -1;
@@ -43,11 +43,11 @@ static int parse(int argc, char **argv, replay_opts_t *o, av_error_t *err) {
       case OPT_TIMELINE: o->timeline = v; break;
       case OPT_COST: o->cost = v, o->cost_given = 1; break;
       default:
-        return av_error_set(err, AV_ERR_USAGE, "replay", v ? v : "",
+        return av_cli_error(err, ANVIL_ERR_USAGE, "replay", v ? v : "",
                             "unexpected argument; see anvil replay --help");
     }
   }
-  return AV_OK;  /* what is missing is anvil_replay's to say */
+  return ANVIL_OK;  /* what is missing is anvil_replay's to say */
 }
 
 typedef struct replay_print {
@@ -101,8 +101,8 @@ static int print_cta_row(const anvil_replay_row_t *c, void *user) {
 }
 
 int av_cmd_replay(int argc, char **argv) {
-  av_error_t err;
-  av_error_clear(&err);
+  anvil_error_t err;
+  av_cli_error_clear(&err);
   replay_opts_t o = {.gpu = "H200-SXM", .cost = "profile"};
   int rc = parse(argc, argv, &o, &err);
   if (rc == -1) {
@@ -116,7 +116,7 @@ int av_cmd_replay(int argc, char **argv) {
                       k_opts);
     return 0;
   }
-  if (rc) return av_cli_fail(&err);
+  if (rc) return av_cli_fail_public(&err);
   anvil_replay_options_t r = {.plan = o.plan, .trace = o.trace, .gpu = o.gpu,
                                .timeline = o.timeline,
                                .cost_model = o.cost_given ? o.cost : NULL,

@@ -7,11 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli_util.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/results_print.h"
 #include "cli/run_progress.h"
-#include "pipeline/run.h"
 
 enum { OPT_TIMELINE_OF = 256, OPT_SHARD, OPT_RESUME, OPT_PROGRESS };
 
@@ -35,19 +34,19 @@ typedef struct run_args {
   int shard_index, shard_count;
 } run_args_t;
 
-static int parse_args(int argc, char **argv, run_args_t *a, av_error_t *err) {
+static int parse_args(int argc, char **argv, run_args_t *a, anvil_error_t *err) {
   av_cli_parser_t ps;
   av_cli_parser_init(&ps, argc, argv, k_opts);
   const char *v;
   int k;
   a->jobs = 1;
   a->shard_count = 1;
-  while ((k = av_cli_next(&ps, &v, err)) != -1) {
+  while ((k = av_cli_next_arg(&ps, &v, err)) != -1) {
     switch (k) {
       case -2: return err->code;
       case 0:
         if (a->exp_path)
-          return av_error_set(err, AV_ERR_USAGE, "run", v,
+          return av_cli_error(err, ANVIL_ERR_USAGE, "run", v,
                               "unexpected argument; give one experiment file");
         a->exp_path = v;
         break;
@@ -55,10 +54,10 @@ static int parse_args(int argc, char **argv, run_args_t *a, av_error_t *err) {
       case 't': a->timeline = v; break;
       case OPT_TIMELINE_OF: a->timeline_of = v; break;
       case 'j':
-        if (av_cli_parse_int("run", "--jobs", v, 1, 1024, &a->jobs, err)) return err->code;
+        if (av_cli_int_arg("run", "--jobs", v, 1, 1024, &a->jobs, err)) return err->code;
         break;
       case OPT_SHARD:
-        if (av_run_shard_parse(v, "--shard", &a->shard_index, &a->shard_count, err))
+        if (anvil_shard_parse(v, "--shard", &a->shard_index, &a->shard_count, err))
           return err->code;
         break;
       case OPT_RESUME: a->resume = 1; break;
@@ -68,13 +67,13 @@ static int parse_args(int argc, char **argv, run_args_t *a, av_error_t *err) {
     }
   }
   if (!a->exp_path)
-    return av_error_set(err, AV_ERR_USAGE, "run", NULL,
+    return av_cli_error(err, ANVIL_ERR_USAGE, "run", NULL,
                         "missing the experiment file (usage: anvil run EXP.json [--out DIR])");
   if (a->out_dir && !a->out_dir[0])
-    return av_error_set(err, AV_ERR_USAGE, "run", "--out", "empty path; expected a directory");
+    return av_cli_error(err, ANVIL_ERR_USAGE, "run", "--out", "empty path; expected a directory");
   if (a->timeline && !a->timeline[0])
-    return av_error_set(err, AV_ERR_USAGE, "run", "--timeline", "empty path; expected a file");
-  return AV_OK;
+    return av_cli_error(err, ANVIL_ERR_USAGE, "run", "--timeline", "empty path; expected a file");
+  return ANVIL_OK;
 }
 
 /* 0 when every row succeeded; else 1, or 2 when a row failed for an internal reason. */
@@ -120,15 +119,15 @@ static void print_help(void) {
 }
 
 int av_cmd_run(int argc, char **argv) {
-  av_error_t err;
-  av_error_clear(&err);
+  anvil_error_t err;
+  av_cli_error_clear(&err);
   run_args_t a = {0};
   int rc = parse_args(argc, argv, &a, &err);
   if (rc == -1) {
     print_help();
     return 0;
   }
-  if (rc) return av_cli_fail(&err);
+  if (rc) return av_cli_fail_public(&err);
   run_print_t rp = {.table = {.quiet = a.quiet, .failures_to_stderr = 1, .before = end_progress}};
   rp.table.before_user = &rp.display;
   av_run_progress_display_init(&rp.display, a.progress);

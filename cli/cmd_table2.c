@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "anvil/table2.h"
-#include "cli/cli_util.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 
 enum { OPT_MEASURED = 256, OPT_HEAD_DIM, OPT_TILE };
@@ -29,38 +29,38 @@ typedef struct topts {
   int m, n;
 } topts_t;
 
-static int parse_args(int argc, char **argv, topts_t *o, av_error_t *err) {
+static int parse_args(int argc, char **argv, topts_t *o, anvil_error_t *err) {
   av_cli_parser_t ps;
   av_cli_parser_init(&ps, argc, argv, k_opts);
   const char *v;
   int k;
   o->head_dim = 128;
-  while ((k = av_cli_next(&ps, &v, err)) != -1) {
+  while ((k = av_cli_next_arg(&ps, &v, err)) != -1) {
     switch (k) {
       case -2: return err->code;
       case 0:
-        return av_error_set(err, AV_ERR_USAGE, "table2", v,
+        return av_cli_error(err, ANVIL_ERR_USAGE, "table2", v,
                             "unexpected argument (usage: anvil table2 --gpu NAME ...)");
       case 'g':
         if (o->n_gpus == ANVIL_TABLE2_MAX_GPUS)
-          return av_error_set(err, AV_ERR_USAGE, "table2", "--gpu", "at most %d GPUs",
+          return av_cli_error(err, ANVIL_ERR_USAGE, "table2", "--gpu", "at most %d GPUs",
                               ANVIL_TABLE2_MAX_GPUS);
         o->gpus[o->n_gpus++] = v;
         break;
       case OPT_MEASURED: o->measured = v; break;
       case OPT_HEAD_DIM:
-        if (av_cli_parse_int("table2", "--head-dim", v, 64, 256, &o->head_dim, err))
+        if (av_cli_int_arg("table2", "--head-dim", v, 64, 256, &o->head_dim, err))
           return err->code;
         break;
       case OPT_TILE:
         if (sscanf(v, "%d,%d", &o->m, &o->n) != 2 || o->m < 1 || o->n < 1)
-          return av_error_set(err, AV_ERR_USAGE, "table2", "--tile",
+          return av_cli_error(err, ANVIL_ERR_USAGE, "table2", "--tile",
                               "expected M,N (e.g. 16,64), got '%s'", v);
         break;
       case 'h': return -1;
     }
   }
-  return AV_OK;  /* what is missing is anvil_table2's to say */
+  return ANVIL_OK;  /* what is missing is anvil_table2's to say */
 }
 
 static void print_start(void *user) {
@@ -96,8 +96,8 @@ static int print_cell(const anvil_table2_cell_t *c, void *user) {
 }
 
 int av_cmd_table2(int argc, char **argv) {
-  av_error_t err;
-  av_error_clear(&err);
+  anvil_error_t err;
+  av_cli_error_clear(&err);
   topts_t o = {0};
   int rc = parse_args(argc, argv, &o, &err);
   if (rc == -1) {
@@ -108,7 +108,7 @@ int av_cmd_table2(int argc, char **argv) {
                       k_opts);
     return 0;
   }
-  if (rc) return av_cli_fail(&err);
+  if (rc) return av_cli_fail_public(&err);
   anvil_table2_options_t t = {.gpus = o.gpus, .n_gpus = o.n_gpus, .measured = o.measured,
                                .head_dim = (int)o.head_dim, .m_rows = o.m, .n_tokens = o.n,
                                .on_start = print_start};

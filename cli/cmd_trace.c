@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "anvil/trace.h"
-#include "cli/cli_util.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 
 enum { OPT_COST = 256, OPT_SIM, OPT_HEADS, OPT_NO_LIMITS };
@@ -30,21 +30,21 @@ static const av_cli_opt_t k_opts[] = {
 typedef struct trace_opts {
   const char *path, *gpu, *sim;
   av_cli_model_args_t models;
-  av_heads_t heads;
+  av_cli_heads_t heads;
   int no_limits;
 } trace_opts_t;
 
-static int parse(int argc, char **argv, trace_opts_t *o, av_error_t *err) {
+static int parse(int argc, char **argv, trace_opts_t *o, anvil_error_t *err) {
   av_cli_parser_t ps;
   av_cli_parser_init(&ps, argc, argv, k_opts);
   const char *v;
   int k;
-  while ((k = av_cli_next(&ps, &v, err)) != -1) {
+  while ((k = av_cli_next_arg(&ps, &v, err)) != -1) {
     switch (k) {
       case -2: return err->code;
       case 'h': return -1;
       case 0:
-        if (o->path) return av_error_set(err, AV_ERR_USAGE, "trace", v, "unexpected second trace");
+        if (o->path) return av_cli_error(err, ANVIL_ERR_USAGE, "trace", v, "unexpected second trace");
         o->path = v;
         break;
       case 's': o->models.sched = v; break;
@@ -60,11 +60,11 @@ static int parse(int argc, char **argv, trace_opts_t *o, av_error_t *err) {
         if (av_cli_add_assign("trace", k, v, &o->models, err)) return err->code;
         break;
       default:
-        return av_error_set(err, AV_ERR_USAGE, "trace", v ? v : "",
+        return av_cli_error(err, ANVIL_ERR_USAGE, "trace", v ? v : "",
                             "unexpected argument; see anvil trace --help");
     }
   }
-  return AV_OK;  /* what is missing is anvil_trace's to say */
+  return ANVIL_OK;  /* what is missing is anvil_trace's to say */
 }
 
 static void print_header(const anvil_trace_start_t *s, void *user) {
@@ -83,10 +83,10 @@ static int print_row(const anvil_trace_row_t *r, void *user) {
 }
 
 int av_cmd_trace(int argc, char **argv) {
-  av_error_t err;
-  av_error_clear(&err);
+  anvil_error_t err;
+  av_cli_error_clear(&err);
   trace_opts_t o = {.gpu = "H200-SXM", .models = {.cost = "roofline"}, .sim = "engine",
-                    .heads = {.hq = 32, .hkv = 8, .head_dim = 128, .dtype = AV_DTYPE_FP16}};
+                    .heads = {.hq = 32, .hkv = 8, .head_dim = 128}};
   int rc = parse(argc, argv, &o, &err);
   if (rc == -1) {
     av_cli_print_help("trace TRACE.jsonl --scheduler NAME [-p k=v]... [--gpu NAME] "
@@ -97,7 +97,7 @@ int av_cmd_trace(int argc, char **argv) {
                       k_opts);
     return 0;
   }
-  if (rc) return av_cli_fail(&err);
+  if (rc) return av_cli_fail_public(&err);
   anvil_trace_options_t t;
   anvil_trace_options_default(&t);
   t.path = o.path;

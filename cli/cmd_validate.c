@@ -8,11 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "anvil/results.h"
 #include "anvil/validate.h"
-#include "cli/cli_util.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/validate_devices.h"
-#include "pipeline/run.h"
 
 enum { OPT_SPEC = 256, OPT_NO_CAL, OPT_TRACE_OF, OPT_REPEATS, OPT_OFFLINE, OPT_RESUME,
        OPT_SHARD, OPT_DEVICES };
@@ -43,18 +43,18 @@ typedef struct vopts {
   av_vdevices_t devices;
 } vopts_t;
 
-static int parse_args(int argc, char **argv, vopts_t *o, av_error_t *err) {
+static int parse_args(int argc, char **argv, vopts_t *o, anvil_error_t *err) {
   av_cli_parser_t ps;
   av_cli_parser_init(&ps, argc, argv, k_opts);
   const char *v;
   int k;
   o->repeats = 20;
-  while ((k = av_cli_next(&ps, &v, err)) != -1) {
+  while ((k = av_cli_next_arg(&ps, &v, err)) != -1) {
     switch (k) {
       case -2: return err->code;
       case 0:
         if (o->exp)
-          return av_error_set(err, AV_ERR_USAGE, "validate", v,
+          return av_cli_error(err, ANVIL_ERR_USAGE, "validate", v,
                               "unexpected argument; give one experiment file");
         o->exp = v;
         break;
@@ -67,31 +67,31 @@ static int parse_args(int argc, char **argv, vopts_t *o, av_error_t *err) {
       case OPT_OFFLINE: o->offline = v; break;
       case OPT_RESUME: o->resume = 1; break;
       case OPT_SHARD:
-        if (av_run_shard_parse(v, "--shard", &o->shard, &o->shards, err)) return err->code;
+        if (anvil_shard_parse(v, "--shard", &o->shard, &o->shards, err)) return err->code;
         break;
       case OPT_DEVICES:
         if (av_vdevices_parse(v, &o->devices, err)) return err->code;
         break;
       case OPT_REPEATS:
-        if (av_cli_parse_int("validate", "--repeats", v, 1, 1000, &o->repeats, err))
+        if (av_cli_int_arg("validate", "--repeats", v, 1, 1000, &o->repeats, err))
           return err->code;
         break;
       case 'h': return -1;
     }
   }
   if (!o->exp && !o->offline)
-    return av_error_set(err, AV_ERR_USAGE, "validate", NULL,
+    return av_cli_error(err, ANVIL_ERR_USAGE, "validate", NULL,
                         "missing the experiment file (usage: anvil validate EXP.json)");
   if (o->spec && o->no_cal)
-    return av_error_set(err, AV_ERR_USAGE, "validate", "--spec",
+    return av_cli_error(err, ANVIL_ERR_USAGE, "validate", "--spec",
                         "--spec and --no-calibration exclude each other");
   if (o->offline && (o->shards > 1 || o->devices.n))
-    return av_error_set(err, AV_ERR_USAGE, "validate", o->shards > 1 ? "--shard" : "--devices",
+    return av_cli_error(err, ANVIL_ERR_USAGE, "validate", o->shards > 1 ? "--shard" : "--devices",
                         "--offline re-predicts a whole record; it takes no --shard or --devices");
   if (o->shards > 1 && o->devices.n)
-    return av_error_set(err, AV_ERR_USAGE, "validate", "--shard",
+    return av_cli_error(err, ANVIL_ERR_USAGE, "validate", "--shard",
                         "--devices runs the shards itself; give one of --shard and --devices");
-  return AV_OK;
+  return ANVIL_OK;
 }
 
 /* --devices: the shards measure in processes of their own (cli/validate_devices.c). */
@@ -111,14 +111,7 @@ static int run_shards(const char *dir, int *n_shards, void *user, anvil_error_t 
   if (o->no_cal) args[n++] = "--no-calibration";
   if (o->resume) args[n++] = "--resume";
   *n_shards = o->devices.n;
-  av_error_t err;
-  av_error_clear(&err);
-  int rc = av_vdevices_run(&o->devices, dir, args, n, &err);
-  if (rc) {
-    out->code = rc;
-    av_error_format(&err, out->message, sizeof out->message);
-  }
-  return rc;
+  return av_vdevices_run(&o->devices, dir, args, n, out);
 }
 
 static void print_note(int kind, const char *text, void *user) {
@@ -178,8 +171,8 @@ static void command_line(int argc, char **argv, char *out, size_t n) {
 }
 
 int av_cmd_validate(int argc, char **argv) {
-  av_error_t err;
-  av_error_clear(&err);
+  anvil_error_t err;
+  av_cli_error_clear(&err);
   vopts_t o = {0};
   int rc = parse_args(argc, argv, &o, &err);
   if (rc == -1) {
@@ -197,7 +190,7 @@ int av_cmd_validate(int argc, char **argv) {
                       k_opts);
     return 0;
   }
-  if (rc) return av_cli_fail(&err);
+  if (rc) return av_cli_fail_public(&err);
   char command[1024];
   command_line(argc, argv, command, sizeof command);
   anvil_validate_options_t v = {

@@ -5,7 +5,6 @@
 #define AV_CLI_COMMANDS_H
 
 #include "anvil/error.h"
-#include "core/error.h"
 
 typedef struct av_command {
   const char *name;
@@ -33,8 +32,6 @@ int av_cmd_merge(int argc, char **argv);     /* cli/cmd_merge.c: shards into one
 
 /* Prints an error the way every command does ("anvil: <source>: <path>: <message>") to
  * stderr and returns its exit class (1 or 2). */
-int av_cli_fail(const av_error_t *err);
-/* The same for an error of the public API (include/anvil/error.h). */
 int av_cli_fail_public(const anvil_error_t *err);
 
 #endif

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "anvil/anvil.h"
-#include "cli/cli_util.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 
 static const av_command_t k_commands[] = {

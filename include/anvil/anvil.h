@@ -43,6 +43,8 @@ int anvil_init(anvil_error_t *err);
  * $ANVIL_DATA_DIR, else <prefix>/share/anvil of an installed library, else the source tree
  * of the build. Borrowed. */
 const char *anvil_data_dir(void);
+/* Makes directory `path` and its parents, as the commands make their output directories. */
+int anvil_mkdirs(const char *path, anvil_error_t *err);
 /* Frees text the API returned (JSON strings). NULL is a no-op. */
 void anvil_free(void *p);
 

@@ -64,6 +64,10 @@ typedef struct anvil_run_options {
  * whether this process is it. Errors are those `anvil run` prints. */
 int anvil_run(const anvil_run_options_t *o, anvil_result_row_fn on_row, void *user, int *root,
               anvil_error_t *err);
+/* A shard "I/N" (0 <= I < N, N >= 1) given as option `opt`: ANVIL_ERR_USAGE naming the
+ * option and the value otherwise. */
+int anvil_shard_parse(const char *text, const char *opt, int *index, int *count,
+                      anvil_error_t *err);
 /* 1 on MPI rank 0 and whenever MPI is not in use (starts MPI under mpirun). */
 int anvil_run_is_root(void);
 /* Ends MPI when a run started it; returns rank 0's `status` on every rank. Without MPI it

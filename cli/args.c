@@ -1,26 +1,47 @@
-/* Shared plumbing of the `anvil` subcommands: option parsing into error values, the
- * one-line error printers, and the command-line forms of heads and assignments. */
-#include "cli/cli_util.h"
+/* Shared plumbing of the `anvil` subcommands: option parsing into error values of the
+ * public API, the one-line error printer, and the command-line forms of heads and
+ * assignments. */
+#include "cli/args.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli/commands.h"
-#include "core/json_util.h"
 
-int av_cli_fail(const av_error_t *err) {
-  char buf[1700];
-  av_error_format(err, buf, sizeof buf);
-  fprintf(stderr, "anvil: %s\n", buf[0] ? buf : "unknown error");
-  int cls = av_error_exit_class(err ? err->code : AV_ERR_INTERNAL);
-  return cls ? cls : 2;
+int av_cli_error(anvil_error_t *err, int code, const char *source, const char *path,
+                 const char *fmt, ...) {
+  if (!err || err->code != ANVIL_OK) return code;
+  /* the library's error: source, key path and message as long as it holds them, joined and
+   * escaped as its one line is */
+  char src[512], key[256], msg[768], raw[sizeof src + sizeof key + sizeof msg + 8];
+  snprintf(src, sizeof src, "%s", source ? source : "");
+  snprintf(key, sizeof key, "%s", path ? path : "");
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  size_t n = 0;
+  raw[0] = '\0';
+  if (src[0]) n += (size_t)snprintf(raw + n, sizeof raw - n, "%s: ", src);
+  if (key[0]) n += (size_t)snprintf(raw + n, sizeof raw - n, "%s: ", key);
+  snprintf(raw + n, sizeof raw - n, "%s", msg);
+  char line[1700];
+  snprintf(err->message, sizeof err->message, "%s", anvil_escape_text(raw, line, sizeof line));
+  err->code = code;
+  return code;
+}
+
+void av_cli_error_clear(anvil_error_t *err) {
+  err->code = ANVIL_OK;
+  err->message[0] = '\0';
 }
 
 int av_cli_fail_public(const anvil_error_t *err) {
-  /* the message cut where av_cli_fail's buffer cuts it */
+  /* the message cut where the library's one line is cut */
   fprintf(stderr, "anvil: %.1699s\n", err->message[0] ? err->message : "unknown error");
   int cls = anvil_status_class(err->code);
   return cls ? cls : 2;
@@ -41,15 +62,15 @@ static void opt_names(const av_cli_opt_t *opts, char *out, size_t size) {
     used += (size_t)snprintf(out + used, size - used, "%s--%s", k ? ", " : "", opts[k].name);
 }
 
-static int usage_error(av_cli_parser_t *ps, const char *opt, const char *what, av_error_t *err) {
+static int usage_error(av_cli_parser_t *ps, const char *opt, const char *what, anvil_error_t *err) {
   char names[512];
   opt_names(ps->opts, names, sizeof names);
-  av_error_set(err, AV_ERR_USAGE, ps->argv[0], opt, "%s; options: %s (see anvil %s --help)",
+  av_cli_error(err, ANVIL_ERR_USAGE, ps->argv[0], opt, "%s; options: %s (see anvil %s --help)",
                what, names, ps->argv[0]);
   return -2;
 }
 
-int av_cli_next(av_cli_parser_t *ps, const char **value, av_error_t *err) {
+int av_cli_next_arg(av_cli_parser_t *ps, const char **value, anvil_error_t *err) {
   *value = NULL;
   if (ps->i >= ps->argc) return -1;
   const char *a = ps->argv[ps->i++];
@@ -59,7 +80,7 @@ int av_cli_next(av_cli_parser_t *ps, const char **value, av_error_t *err) {
   }
   if (strcmp(a, "--") == 0) {
     ps->only_positional = 1;
-    return av_cli_next(ps, value, err);
+    return av_cli_next_arg(ps, value, err);
   }
   const av_cli_opt_t *o = NULL;
   const char *inline_val = NULL;
@@ -110,20 +131,20 @@ void av_cli_print_help(const char *usage, const char *description, const av_cli_
   }
 }
 
-int av_cli_parse_int(const char *cmd, const char *opt, const char *text, int64_t min,
-                     int64_t max, int64_t *out, av_error_t *err) {
+int av_cli_int_arg(const char *cmd, const char *opt, const char *text, int64_t min,
+                     int64_t max, int64_t *out, anvil_error_t *err) {
   char *end;
   errno = 0;
   long long x = strtoll(text, &end, 10);
   if (end == text || *end != '\0' || errno == ERANGE || x < min || x > max)
-    return av_error_set(err, AV_ERR_USAGE, cmd, opt,
+    return av_cli_error(err, ANVIL_ERR_USAGE, cmd, opt,
                         "'%s' is not valid; expected an integer in [%lld, %lld]", text,
                         (long long)min, (long long)max);
   *out = x;
-  return AV_OK;
+  return ANVIL_OK;
 }
 
-int av_cli_parse_heads(const char *cmd, const char *text, av_heads_t *h, av_error_t *err) {
+int av_cli_parse_heads(const char *cmd, const char *text, av_cli_heads_t *h, anvil_error_t *err) {
   char *end;
   errno = 0;
   long q = strtol(text, &end, 10);
@@ -133,36 +154,26 @@ int av_cli_parse_heads(const char *cmd, const char *text, av_heads_t *h, av_erro
   long kv = strtol(rest, &end, 10);
   if (end == rest || *end != '\0' || errno == ERANGE) goto bad;
   if (q < 1 || kv < 1 || q > 1024 || kv > 1024)
-    return av_error_set(err, AV_ERR_RANGE, cmd, "--heads",
+    return av_cli_error(err, ANVIL_ERR_RANGE, cmd, "--heads",
                         "'%s': head counts must be in [1, 1024]", text);
   if (q % kv != 0)
-    return av_error_set(err, AV_ERR_RANGE, cmd, "--heads",
+    return av_cli_error(err, ANVIL_ERR_RANGE, cmd, "--heads",
                         "%ld query heads are not a multiple of %ld KV heads", q, kv);
   h->hq = (int)q;
   h->hkv = (int)kv;
-  return AV_OK;
+  return ANVIL_OK;
 bad:
-  return av_error_set(err, AV_ERR_USAGE, cmd, "--heads",
+  return av_cli_error(err, ANVIL_ERR_USAGE, cmd, "--heads",
                       "'%s' is not valid; expected QUERY_HEADS,KV_HEADS such as 32,8", text);
 }
 
 /* Parses "1,4,16" into a JSON array of integers. */
-int av_cli_load_gpu(const char *cmd, const char *name, av_gpu_t *out, av_error_t *err) {
-  return av_models_load_gpu(cmd, name, out, err);
-}
-
 int av_cli_add_assign(const char *cmd, int key, const char *value, av_cli_model_args_t *a,
-                      av_error_t *err) {
+                      anvil_error_t *err) {
   int *n = key == 'p' ? &a->n_sp : &a->n_cp;
   if (*n == AV_CLI_MAX_ASSIGN)
-    return av_error_set(err, AV_ERR_USAGE, cmd, key == 'p' ? "-p" : "-c",
+    return av_cli_error(err, ANVIL_ERR_USAGE, cmd, key == 'p' ? "-p" : "-c",
                         "at most %d parameters", AV_CLI_MAX_ASSIGN);
   (key == 'p' ? a->sp : a->cp)[(*n)++] = value;
-  return AV_OK;
-}
-
-int av_cli_cost_create(const av_costmodel_ops_t *ops, const av_params_t *params,
-                       const av_gpu_t *gpu, const av_heads_t *h, const av_variants_t *vs,
-                       av_costmodel_t **out, av_error_t *err) {
-  return av_models_cost_create(ops, params, gpu, h, vs, out, err);
+  return ANVIL_OK;
 }

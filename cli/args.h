@@ -1,20 +1,13 @@
 /* Helpers every `anvil` subcommand shares: a small long/short option parser that reports
- * mistakes as av_error_t values (AV_ERR_USAGE, exit 1) instead of printing, the one-line
- * error printer, parsing of the command-line forms of heads and of -p / -c assignments, and,
- * for the benchmarks, the GPU spec and a cost model instance (pipeline/models.h). */
-#ifndef AV_CLI_UTIL_H
-#define AV_CLI_UTIL_H
+ * mistakes as errors of the public API (ANVIL_ERR_USAGE, exit 1) instead of printing, the
+ * error maker with the library's one-line form, and the command-line forms of heads and of
+ * -p / -c assignments. */
+#ifndef AV_CLI_ARGS_H
+#define AV_CLI_ARGS_H
 
-#include <jansson.h>
 #include <stdint.h>
 
-#include "costmodels/costmodel.h"
-#include "schedulers/scheduler.h"
-#include "core/error.h"
-#include "core/gpu.h"
-#include "core/variants.h"
-#include "core/workload.h"
-#include "pipeline/models.h"
+#include "anvil/error.h"
 
 /* One option of a subcommand. `key` is what the parser returns for it (a short letter or
  * any int > 255 for long-only options); `arg` names the value (NULL for flags). */
@@ -36,20 +29,28 @@ typedef struct av_cli_parser {
   int only_positional;
 } av_cli_parser_t;
 void av_cli_parser_init(av_cli_parser_t *ps, int argc, char **argv, const av_cli_opt_t *opts);
-int av_cli_next(av_cli_parser_t *ps, const char **value, av_error_t *err);
+int av_cli_next_arg(av_cli_parser_t *ps, const char **value, anvil_error_t *err);
 
 /* Prints "usage: anvil <usage>", the description and the option table to stdout. */
 void av_cli_print_help(const char *usage, const char *description, const av_cli_opt_t *opts);
 
-/* An integer option value in [min, max] (AV_ERR_USAGE naming the option otherwise). */
-int av_cli_parse_int(const char *cmd, const char *opt, const char *text, int64_t min,
-                     int64_t max, int64_t *out, av_error_t *err);
+/* Records the first error into err (a later one leaves it as it is): "source: path: message"
+ * escaped, as the library writes its one line; returns code. */
+int av_cli_error(anvil_error_t *err, int code, const char *source, const char *path,
+                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void av_cli_error_clear(anvil_error_t *err);
 
-/* "32,8" or "32/8" -> hq, hkv (head dim and dtype are left as they are). */
-int av_cli_parse_heads(const char *cmd, const char *text, av_heads_t *h, av_error_t *err);
+/* An integer option value in [min, max] (ANVIL_ERR_USAGE naming the option otherwise). */
+int av_cli_int_arg(const char *cmd, const char *opt, const char *text, int64_t min,
+                   int64_t max, int64_t *out, anvil_error_t *err);
 
-/* Loads the GPU spec `name` for a command's --gpu option (messages name the option). */
-int av_cli_load_gpu(const char *cmd, const char *name, av_gpu_t *out, av_error_t *err);
+/* Query and KV heads, head dim (the defaults a command starts from). */
+typedef struct av_cli_heads {
+  int hq, hkv, head_dim;
+} av_cli_heads_t;
+/* "32,8" or "32/8" -> hq, hkv (the head dim is left as it is). */
+int av_cli_parse_heads(const char *cmd, const char *text, av_cli_heads_t *h,
+                       anvil_error_t *err);
 
 /* The scheduler and cost model a planning command names (--scheduler, --cost-model) and
  * their repeatable -p / -c KEY=VALUE assignments, as parsed. */
@@ -60,14 +61,9 @@ typedef struct av_cli_model_args {
   int n_sp, n_cp;
 } av_cli_model_args_t;
 
-/* Records the value of -p (key 'p') or -c (any other key); AV_ERR_USAGE naming the option
+/* Records the value of -p (key 'p') or -c (any other key); ANVIL_ERR_USAGE naming the option
  * past AV_CLI_MAX_ASSIGN of one kind. */
 int av_cli_add_assign(const char *cmd, int key, const char *value, av_cli_model_args_t *a,
-                      av_error_t *err);
-
-/* A cost model instance (pipeline/models.h av_models_cost_create), for the benchmarks. */
-int av_cli_cost_create(const av_costmodel_ops_t *ops, const av_params_t *params,
-                       const av_gpu_t *gpu, const av_heads_t *h, const av_variants_t *vs,
-                       av_costmodel_t **out, av_error_t *err);
+                      anvil_error_t *err);
 
 #endif
