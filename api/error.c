@@ -4,7 +4,10 @@
 #include <stdlib.h>
 
 #include "api/api_internal.h"
+#include "core/escape.h"
+#include "pipeline/files.h"
 #include "pipeline/provenance.h"
+#include "selectors/selectors.h"
 
 _Static_assert((int)ANVIL_ERR_INTERNAL == (int)AV_ERR_INTERNAL &&
                    (int)ANVIL_ERR_USAGE == (int)AV_ERR_USAGE &&
@@ -37,9 +40,29 @@ const char *anvil_status_name(int code) {
 
 int anvil_status_class(int code) { return av_error_exit_class(code); }
 
+char *anvil_escape_text(const char *text, char *buf, size_t size) {
+  return av_escape_text(text, buf, size);
+}
+
 const char *anvil_version(void) { return av_version(); }
 
+const char *anvil_git_commit(void) { return av_git_commit(); }
+
+int anvil_init(anvil_error_t *err) {
+  av_error_t e;
+  av_error_clear(&e);
+  int rc = av_selectors_register(&e);
+  return av__api_error(err, &e, rc);
+}
+
 const char *anvil_data_dir(void) { return av_data_dir(); }
+
+int anvil_mkdirs(const char *path, anvil_error_t *err) {
+  av_error_t e;
+  av_error_clear(&e);
+  int rc = av_mkdirs(path, &e);
+  return av__api_error(err, &e, rc);
+}
 
 void anvil_free(void *p) { free(p); }
 

@@ -12,7 +12,7 @@
 #include "api/api_internal.h"
 #include "api/plan_choice.h"
 #include "api/plan_patch.h"
-#include "api/plan_reuse.h"
+#include "pipeline/plan_reuse.h"
 #include "schedulers/scheduler.h"
 
 int av__api_scheduler(const char *scheduler, const char *const *params, int n_params,

@@ -1,27 +1,18 @@
-/* `anvil validate EXP.json`: the command around pipeline/validate.h. The device must be the
- * GPU the experiment names (identified by executor/device_id.c); predictions use the
- * calibrated spec the profiler wrote (profiles/<gpu>.spec.json) when there is one. Each
- * finished batch is journaled (DIR/validation.journal.jsonl), so a validation stopped
- * part-way continues with --resume. */
+/* `anvil validate EXP.json`: parses the options, runs anvil_validate (include/anvil/
+ * validate.h: the device checked against the experiment's GPU, every pair measured and
+ * predicted, the report written) and prints its statistics; with --devices the shards run
+ * as processes of this program (cli/validate_devices.c). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "pipeline/files.h"
-#include "cli/cli_util.h"
+#include "anvil/results.h"
+#include "anvil/validate.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/validate_devices.h"
-#include "pipeline/experiment.h"
-#include "pipeline/run.h"
-#include "pipeline/validate.h"
-#include "pipeline/validate_offline.h"
-#include "pipeline/validate_report.h"
-#include "core/json_util.h"
-#include "executor/device_id.h"
-#include "profiler/profile.h"
-#include "pipeline/results_dir.h"
 
 enum { OPT_SPEC = 256, OPT_NO_CAL, OPT_TRACE_OF, OPT_REPEATS, OPT_OFFLINE, OPT_RESUME,
        OPT_SHARD, OPT_DEVICES };
@@ -44,34 +35,33 @@ static const av_cli_opt_t k_opts[] = {
     {"help", 'h', NULL, "show this help"},
     {NULL, 0, NULL, NULL}};
 
+/* An `auto` row as the table lists it under auto's line: its batch and choice. */
+typedef struct auto_line {
+  char scheduler[128], text[700];
+} auto_line_t;
+
 typedef struct vopts {
   const char *exp, *out, *trace_of, *gpu_spec, *spec, *offline;
   int trace, no_cal, resume;
   int64_t repeats;
   int shard, shards;
   av_vdevices_t devices;
+  auto_line_t *autos;        /* the rows whose shown scheduler says what auto chose */
+  int n_autos, cap_autos;
 } vopts_t;
 
-typedef struct vctx {
-  const vopts_t *o;
-  av_experiment_t *e;
-  av_variants_t *vs;
-  av_vreport_t rep;
-  char dir[1024];
-} vctx_t;
-
-static int parse_args(int argc, char **argv, vopts_t *o, av_error_t *err) {
+static int parse_args(int argc, char **argv, vopts_t *o, anvil_error_t *err) {
   av_cli_parser_t ps;
   av_cli_parser_init(&ps, argc, argv, k_opts);
   const char *v;
   int k;
   o->repeats = 20;
-  while ((k = av_cli_next(&ps, &v, err)) != -1) {
+  while ((k = av_cli_next_arg(&ps, &v, err)) != -1) {
     switch (k) {
       case -2: return err->code;
       case 0:
         if (o->exp)
-          return av_error_set(err, AV_ERR_USAGE, "validate", v,
+          return av_cli_error(err, ANVIL_ERR_USAGE, "validate", v,
                               "unexpected argument; give one experiment file");
         o->exp = v;
         break;
@@ -84,92 +74,37 @@ static int parse_args(int argc, char **argv, vopts_t *o, av_error_t *err) {
       case OPT_OFFLINE: o->offline = v; break;
       case OPT_RESUME: o->resume = 1; break;
       case OPT_SHARD:
-        if (av_run_shard_parse(v, "--shard", &o->shard, &o->shards, err)) return err->code;
+        if (anvil_shard_parse(v, "--shard", &o->shard, &o->shards, err)) return err->code;
         break;
       case OPT_DEVICES:
         if (av_vdevices_parse(v, &o->devices, err)) return err->code;
         break;
       case OPT_REPEATS:
-        if (av_cli_parse_int("validate", "--repeats", v, 1, 1000, &o->repeats, err))
+        if (av_cli_int_arg("validate", "--repeats", v, 1, 1000, &o->repeats, err))
           return err->code;
         break;
       case 'h': return -1;
     }
   }
   if (!o->exp && !o->offline)
-    return av_error_set(err, AV_ERR_USAGE, "validate", NULL,
+    return av_cli_error(err, ANVIL_ERR_USAGE, "validate", NULL,
                         "missing the experiment file (usage: anvil validate EXP.json)");
   if (o->spec && o->no_cal)
-    return av_error_set(err, AV_ERR_USAGE, "validate", "--spec",
+    return av_cli_error(err, ANVIL_ERR_USAGE, "validate", "--spec",
                         "--spec and --no-calibration exclude each other");
   if (o->offline && (o->shards > 1 || o->devices.n))
-    return av_error_set(err, AV_ERR_USAGE, "validate", o->shards > 1 ? "--shard" : "--devices",
+    return av_cli_error(err, ANVIL_ERR_USAGE, "validate", o->shards > 1 ? "--shard" : "--devices",
                         "--offline re-predicts a whole record; it takes no --shard or --devices");
   if (o->shards > 1 && o->devices.n)
-    return av_error_set(err, AV_ERR_USAGE, "validate", "--shard",
+    return av_cli_error(err, ANVIL_ERR_USAGE, "validate", "--shard",
                         "--devices runs the shards itself; give one of --shard and --devices");
-  return AV_OK;
+  return ANVIL_OK;
 }
 
-/* The device must be the experiment's GPU; its prediction uses the calibrated spec. */
-static int pick_gpu(vctx_t *c, av_error_t *err) {
-  av_device_desc_t d;
-  av_gpu_t g;
-  char note[512], dev[400];
-  int rc = av_device_query(&d, err);
-  if (!rc) rc = av_device_pick_spec(&d, c->o->gpu_spec, NULL, &g, note, sizeof note, err);
-  if (rc) return rc;
-  if (note[0]) fprintf(stderr, "anvil: note: %s\n", note);
-  av_device_format(&d, dev, sizeof dev);
-  snprintf(c->rep.device, sizeof c->rep.device, "%s", d.name);
-  /* an experiment naming several GPUs is validated on the one this device is */
-  int j = 0;
-  while (j < c->e->n_gpus && strcmp(c->e->gpus[j].name, g.name) != 0) j++;
-  if (j == c->e->n_gpus) {
-    char names[300] = "";
-    for (int k = 0; k < c->e->n_gpus; k++)
-      snprintf(names + strlen(names), sizeof names - strlen(names), "%s'%s'", k ? ", " : "",
-               c->e->gpus[k].name);
-    return av_error_set(err, AV_ERR_MISMATCH, c->e->path, c->e->n_gpus > 1 ? "gpus" : "gpu",
-                        "the experiment predicts for %s but this device is %s (spec '%s'); "
-                        "measurements are only compared with predictions for the same GPU",
-                        names, dev, g.name);
-  }
-  c->e->gpus[0] = c->e->gpus[j];
-  c->e->n_gpus = 1;
-  if (c->o->no_cal) {
-    snprintf(c->rep.spec, sizeof c->rep.spec, "gpus/%s.json (uncalibrated)", g.name);
-    return AV_OK;
-  }
-  char path[1024];
-  if (c->o->spec)
-    snprintf(path, sizeof path, "%s", c->o->spec);
-  else
-    snprintf(path, sizeof path, "%s/profiles/%s.spec.json", av_data_dir(), g.name);
-  if (!c->o->spec && access(path, R_OK) != 0) {
-    fprintf(stderr, "anvil: note: no calibrated spec %s (run anvil profile); predicting with "
-                    "gpus/%s.json\n", path, g.name);
-    snprintf(c->rep.spec, sizeof c->rep.spec, "gpus/%s.json (uncalibrated)", g.name);
-    return AV_OK;
-  }
-  av_gpu_t cal;
-  if ((rc = av_profile_load_spec(path, &cal, err))) return rc;
-  if (strcmp(cal.name, g.name) != 0 || cal.sm_count != g.sm_count || cal.sm_arch != g.sm_arch)
-    return av_error_set(err, AV_ERR_MISMATCH, path, NULL,
-                        "calibrated spec is for '%s', this device is '%s'", cal.name, g.name);
-  c->e->gpus[0] = cal;
-  snprintf(c->rep.spec, sizeof c->rep.spec, "%.500s", path);
-  return AV_OK;
-}
-
-/* --devices: the shards measure (cli/validate_devices.c), then their journals become this
- * validation's, from which every batch is taken as --resume takes it. Without --devices, the
- * journal of this process (resumed with --resume). */
-static int open_journal(vctx_t *c, av_vjournal_t **journal, av_error_t *err) {
-  const vopts_t *o = c->o;
-  char jpath[1100], repeats[24];
-  snprintf(jpath, sizeof jpath, "%s/validation.journal.jsonl", c->dir);
-  if (!o->devices.n) return av_vjournal_open(jpath, &c->rep, o->resume, journal, err);
+/* --devices: the shards measure in processes of their own (cli/validate_devices.c). */
+static int run_shards(const char *dir, int *n_shards, void *user, anvil_error_t *out) {
+  const vopts_t *o = user;
+  char repeats[24];
   const char *args[16];
   int n = 0;
   args[n++] = o->exp;
@@ -182,19 +117,81 @@ static int open_journal(vctx_t *c, av_vjournal_t **journal, av_error_t *err) {
   if (o->spec) args[n++] = "--spec", args[n++] = o->spec;
   if (o->no_cal) args[n++] = "--no-calibration";
   if (o->resume) args[n++] = "--resume";
-  int rc = av_vdevices_run(&o->devices, c->dir, args, n, err);
-  char paths[AV_VDEVICES_MAX][1100];
-  const char *shards[AV_VDEVICES_MAX];
-  for (int k = 0; k < o->devices.n; k++) {
-    av_vdevices_journal(c->dir, k, paths[k], sizeof paths[k]);
-    shards[k] = paths[k];
+  *n_shards = o->devices.n;
+  return av_vdevices_run(&o->devices, dir, args, n, out);
+}
+
+static void print_note(int kind, const char *text, void *user) {
+  (void)user;
+  if (kind == ANVIL_NOTE_PROGRESS) fprintf(stderr, "validate: %s\n", text);
+  else fprintf(stderr, "anvil: %s: %s\n", kind == ANVIL_NOTE_WARNING ? "warning" : "note", text);
+}
+
+/* Keeps each `auto` row's line ("  docqa-1 32/8  auto→greedy_division (+3.1 %)") for the
+ * statistics' table, which lists them under auto's line. */
+static int keep_auto_row(const anvil_validate_row_t *r, void *user) {
+  vopts_t *o = user;
+  if (!r->shown || strcmp(r->shown, r->scheduler) == 0) return 0;
+  if (o->n_autos == o->cap_autos) {
+    int cap = o->cap_autos ? 2 * o->cap_autos : 16;
+    auto_line_t *a = realloc(o->autos, sizeof *a * (size_t)cap);
+    if (!a) return 1;
+    o->autos = a;
+    o->cap_autos = cap;
   }
-  int missing = 0;
-  if (!rc) rc = av_vjournal_merge(shards, o->devices.n, jpath, &c->rep, &missing, err);
-  if (!rc && missing)
-    rc = av_error_set(err, AV_ERR_INTERNAL, jpath, NULL,
-                      "%d batches are in no shard's journal", missing);
-  return rc ? rc : av_vjournal_open(jpath, &c->rep, 1, journal, err);
+  auto_line_t *a = &o->autos[o->n_autos++];
+  char b1[512], b2[512];
+  snprintf(a->scheduler, sizeof a->scheduler, "%s", r->scheduler);
+  snprintf(a->text, sizeof a->text, "  %-22s %3d/%-3d %s",
+           anvil_escape_text(r->batch, b1, sizeof b1), r->q_heads, r->kv_heads,
+           anvil_escape_text(r->shown, b2, sizeof b2));
+  return 0;
+}
+
+/* The statistics the report is read by: per scheduler, overall, and the traced parts. */
+static void print_stats(const anvil_validate_summary_t *s, const vopts_t *o) {
+  char b1[512], b2[512], b3[512];
+  printf("%-24s %6s %9s %9s %9s\n", "scheduler", "pairs", "MAPE", "worst", "spearman");
+  for (int k = 0; k < s->n_schedulers; k++) {
+    const anvil_validate_scheduler_t *x = &s->schedulers[k];
+    printf("%-24s %6d %8.1f%% %8.1f%% %9.3f\n",
+           anvil_escape_text(x->scheduler, b1, sizeof b1), x->pairs, 100 * x->mape,
+           100 * x->worst_ape, x->spearman);
+    for (int i = 0; i < o->n_autos; i++)
+      if (strcmp(o->autos[i].scheduler, x->scheduler) == 0) printf("%s\n", o->autos[i].text);
+  }
+  if (s->overall) {
+    printf("%s on %s: %d pairs, MAPE %.1f%%, worst %.1f%% (%s / %s), Spearman %.3f, "
+           "Kendall %.3f\n",
+           s->experiment, anvil_escape_text(s->device, b3, sizeof b3), s->pairs, 100 * s->mape,
+           100 * s->worst_ape, anvil_escape_text(s->worst_batch, b1, sizeof b1),
+           anvil_escape_text(s->worst_scheduler, b2, sizeof b2), s->spearman, s->kendall);
+    printf("best plan: agree on %d of %d batches; regret mean %.1f%%, max %.1f%%\n",
+           s->best_agree, s->n_batches, 100 * s->regret_mean, 100 * s->regret_max);
+    if (s->auto_batches)
+      printf("auto: within 5%% of the measured best on %d of %d batches (%.0f%%)\n",
+             s->auto_within, s->auto_batches, 100 * s->auto_within_frac);
+  }
+  if (s->dispatch_pairs)
+    printf("dispatch model (replayed vs measured): MAPE %.1f%% over %d traced pairs\n",
+           100 * s->dispatch_mape, s->dispatch_pairs);
+  if (s->cost_pairs)
+    printf("cost model (predicted vs replayed): MAPE %.1f%% over %d traced pairs\n",
+           100 * s->cost_mape, s->cost_pairs);
+}
+
+static void print_summary(const anvil_validate_summary_t *s, void *user) {
+  const vopts_t *o = user;
+  if (s->offline) {
+    printf("offline: measurements from %s; predictions re-made with %s\n", s->record, s->spec);
+    if (s->changed_plans)
+      printf("offline: %d plans differ from the recorded ones (their measurements may not "
+             "apply)\n", s->changed_plans);
+    printf("offline: auto changed its choice on %d batches (measured time of the new "
+           "choice used)\n", s->auto_switched);
+  }
+  if (s->rows) print_stats(s, o);
+  if (s->dir) printf("results: %s/validation.json, %s/validation.csv\n", s->dir, s->dir);
 }
 
 static void command_line(int argc, char **argv, char *out, size_t n) {
@@ -204,8 +201,8 @@ static void command_line(int argc, char **argv, char *out, size_t n) {
 }
 
 int av_cmd_validate(int argc, char **argv) {
-  av_error_t err;
-  av_error_clear(&err);
+  anvil_error_t err;
+  av_cli_error_clear(&err);
   vopts_t o = {0};
   int rc = parse_args(argc, argv, &o, &err);
   if (rc == -1) {
@@ -223,54 +220,18 @@ int av_cmd_validate(int argc, char **argv) {
                       k_opts);
     return 0;
   }
-  if (!rc && o.out) rc = av_dir_check_writable("validate", o.out, "--out", &err);
-  if (rc) return av_cli_fail(&err);
-  vctx_t c = {.o = &o};
-  command_line(argc, argv, c.rep.command, sizeof c.rep.command);
-  if (o.offline) {
-    /* recorded measurements, current simulator: pipeline/validate_offline.c */
-    av_voffline_opts_t vo = {.record = o.offline, .exp = o.exp, .out = o.out, .spec = o.spec,
-                             .no_cal = o.no_cal, .command = c.rep.command};
-    return av_validate_offline(&vo, &err) ? av_cli_fail(&err) : 0;
-  }
-  c.rep.repeats = (int)o.repeats;
-  rc = av_experiment_load(o.exp, &c.e, &err);
-  if (!rc) {
-    c.rep.e = c.e;
-    if (o.out)
-      snprintf(c.dir, sizeof c.dir, "%s", o.out);
-    else
-      snprintf(c.dir, sizeof c.dir, "out/%s/validation", c.e->name);
-    rc = pick_gpu(&c, &err);
-  }
-  if (!rc && o.trace_of) {
-    int found = 0;
-    for (int bi = 0; bi < c.e->n_batches; bi++) found |= strcmp(c.e->batches[bi].name, o.trace_of) == 0;
-    if (!found)
-      rc = av_error_set(&err, AV_ERR_USAGE, "validate", "--trace-of",
-                        "no batch named '%s' (e.g. %s)", o.trace_of, c.e->batches[0].name);
-  }
-  if (!rc) {
-    c.vs = av_variants_load(NULL, &err);
-    if (!c.vs) rc = err.code ? err.code : AV_ERR_INTERNAL;
-  }
-  av_vjournal_t *journal = NULL;
-  if (!rc) rc = av_mkdirs(c.dir, &err);
-  if (!rc) rc = open_journal(&c, &journal, &err);
-  if (!rc) {
-    av_validate_opts_t vo = {.trace = o.trace, .trace_of = o.trace_of,
-                             .repeats = (int)o.repeats, .dir = c.dir, .journal = journal,
-                             .shard = o.shard, .shards = o.shards};
-    rc = av_validate_run(c.e, c.vs, &vo, &c.rep, &err);
-  }
-  av_vjournal_close(journal);
-  if (!rc) rc = av_vreport_write(&c.rep, c.dir, &err);
-  if (!rc) {
-    av_vreport_print(stdout, &c.rep);
-    printf("results: %s/validation.json, %s/validation.csv\n", c.dir, c.dir);
-  }
-  av_vreport_free(&c.rep);
-  av_variants_destroy(c.vs);
-  av_experiment_destroy(c.e);
-  return rc ? av_cli_fail(&err) : 0;
+  if (rc) return av_cli_fail_public(&err);
+  char command[1024];
+  command_line(argc, argv, command, sizeof command);
+  anvil_validate_options_t v = {
+      .experiment = o.exp, .offline = o.offline, .out_dir = o.out, .trace_of = o.trace_of,
+      .gpu_spec = o.gpu_spec, .spec = o.spec, .trace = o.trace, .no_calibration = o.no_cal,
+      .resume = o.resume, .repeats = (int)o.repeats, .shard_index = o.shard,
+      .shard_count = o.shards, .command = command,
+      .run_shards = o.devices.n ? run_shards : NULL, .on_note = print_note,
+      .on_summary = print_summary};
+  anvil_error_t e;
+  rc = anvil_validate(&v, keep_auto_row, &o, &e) ? av_cli_fail_public(&e) : 0;
+  free(o.autos);
+  return rc;
 }

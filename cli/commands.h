@@ -4,7 +4,7 @@
 #ifndef AV_CLI_COMMANDS_H
 #define AV_CLI_COMMANDS_H
 
-#include "core/error.h"
+#include "anvil/error.h"
 
 typedef struct av_command {
   const char *name;
@@ -17,11 +17,11 @@ int av_cmd_plan(int argc, char **argv);      /* cli/cmd_plan.c */
 int av_cmd_check(int argc, char **argv);     /* cli/cmd_check.c */
 int av_cmd_describe(int argc, char **argv);  /* cli/cmd_describe.c */
 int av_cmd_list(int argc, char **argv);      /* cli/cmd_list.c */
-int av_cmd_bench(int argc, char **argv);     /* cli/cmd_bench.c: dispatches to the four below */
-int av_bench_sim(int argc, char **argv);     /* cli/bench_sim.c */
-int av_bench_plan(int argc, char **argv);    /* cli/bench_plan.c */
-int av_bench_sweep(int argc, char **argv);   /* cli/bench_sweep.c */
-int av_bench_workload(int argc, char **argv); /* cli/bench_workload_cmd.c */
+int av_cmd_bench(int argc, char **argv);     /* bench/cmd_bench.c: dispatches to the four below */
+int av_bench_sim(int argc, char **argv);     /* bench/bench_sim.c */
+int av_bench_plan(int argc, char **argv);    /* bench/bench_plan.c */
+int av_bench_sweep(int argc, char **argv);   /* bench/bench_sweep.c */
+int av_bench_workload(int argc, char **argv); /* bench/bench_workload_cmd.c */
 int av_cmd_replay(int argc, char **argv);    /* cli/cmd_replay.c: measured CTA timeline replay */
 int av_cmd_trace(int argc, char **argv);     /* cli/cmd_trace.c: JSONL decode-trace run */
 int av_cmd_exec(int argc, char **argv);      /* cli/cmd_exec.c: run plans on the GPU */
@@ -32,6 +32,6 @@ int av_cmd_merge(int argc, char **argv);     /* cli/cmd_merge.c: shards into one
 
 /* Prints an error the way every command does ("anvil: <source>: <path>: <message>") to
  * stderr and returns its exit class (1 or 2). */
-int av_cli_fail(const av_error_t *err);
+int av_cli_fail_public(const anvil_error_t *err);
 
 #endif

@@ -3,10 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli_util.h"
+#include "anvil/anvil.h"
+#include "cli/args.h"
 #include "cli/commands.h"
-#include "pipeline/provenance.h"
-#include "selectors/selectors.h"
 
 static const av_command_t k_commands[] = {
     {"run", "plan, check and predict every batch x scheduler of an experiment file", av_cmd_run},
@@ -53,13 +52,12 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
-    printf("anvil %s (git %s)\n", av_version(), av_git_commit());
+    printf("anvil %s (git %s)\n", anvil_version(), anvil_git_commit());
     return 0;
   }
   /* every command may name a scheduler, `auto` among them */
-  av_error_t err;
-  av_error_clear(&err);
-  if (av_selectors_register(&err)) return av_cli_fail(&err);
+  anvil_error_t err;
+  if (anvil_init(&err)) return av_cli_fail_public(&err);
   for (int i = 0; i < k_n_commands; i++)
     if (strcmp(cmd, k_commands[i].name) == 0) return k_commands[i].run(argc - 1, argv + 1);
   char names[512];

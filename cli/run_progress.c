@@ -4,11 +4,10 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "pipeline/run_mpi.h"
 
 void av_run_progress_display_init(av_run_progress_display_t *d, int requested) {
   d->tty = isatty(STDERR_FILENO);
-  d->enabled = (d->tty || requested) && av_run_mpi_is_root();
+  d->enabled = (d->tty || requested) && anvil_run_is_root();
   d->last_line_s = -1e9;
   d->drawn = 0;
 }
@@ -20,7 +19,7 @@ static void eta_text(char *out, size_t n, double s) {
   else snprintf(out, n, "%.1f h", s / 3600);
 }
 
-void av_run_progress_display(const av_run_progress_t *p, void *user) {
+void av_run_progress_display(const anvil_run_progress_t *p, void *user) {
   av_run_progress_display_t *d = user;
   const int last = p->done == p->total;
   if (!d->tty && !last && p->elapsed_s - d->last_line_s < 2.0) return;

@@ -4,7 +4,7 @@
 #ifndef AV_CLI_RUN_PROGRESS_H
 #define AV_CLI_RUN_PROGRESS_H
 
-#include "pipeline/run.h"
+#include "anvil/results.h"
 
 typedef struct av_run_progress_display {
   int enabled, tty;
@@ -14,8 +14,8 @@ typedef struct av_run_progress_display {
 
 /* Enabled on a terminal, or when `requested` (--progress). */
 void av_run_progress_display_init(av_run_progress_display_t *d, int requested);
-/* An av_run_progress_fn; user is the display. */
-void av_run_progress_display(const av_run_progress_t *p, void *user);
+/* A progress callback of anvil_run_options_t; user is the display. */
+void av_run_progress_display(const anvil_run_progress_t *p, void *user);
 /* Ends the terminal line. */
 void av_run_progress_display_end(av_run_progress_display_t *d);
 

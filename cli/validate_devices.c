@@ -14,11 +14,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pipeline/files.h"
+#include "anvil/anvil.h"
+#include "cli/args.h"
 
 extern char **environ;
 
-int av_vdevices_parse(const char *text, av_vdevices_t *out, av_error_t *err) {
+int av_vdevices_parse(const char *text, av_vdevices_t *out, anvil_error_t *err) {
   out->n = 0;
   const char *p = text;
   for (;;) {
@@ -26,28 +27,24 @@ int av_vdevices_parse(const char *text, av_vdevices_t *out, av_error_t *err) {
     errno = 0;
     long v = strtol(p, &end, 10);
     if (end == p || errno || v < 0 || v > 1023 || (*end && *end != ','))
-      return av_error_set(err, AV_ERR_USAGE, "validate", "--devices",
+      return av_cli_error(err, ANVIL_ERR_USAGE, "validate", "--devices",
                           "'%s' is not a list of CUDA device indices (e.g. 0,1)", text);
     if (out->n == AV_VDEVICES_MAX)
-      return av_error_set(err, AV_ERR_USAGE, "validate", "--devices",
+      return av_cli_error(err, ANVIL_ERR_USAGE, "validate", "--devices",
                           "more than %d devices", AV_VDEVICES_MAX);
     out->id[out->n++] = (int)v;
-    if (!*end) return AV_OK;
+    if (!*end) return ANVIL_OK;
     p = end + 1;
   }
 }
 
-void av_vdevices_journal(const char *dir, int k, char *buf, size_t size) {
-  snprintf(buf, size, "%s/shards/%d/validation.journal.jsonl", dir, k);
-}
-
 /* The value CUDA_VISIBLE_DEVICES gives a shard on device `id`: entry `id` of this process's
  * own list when it has one (so --devices counts the devices this process sees), else `id`. */
-static int visible(int id, char *buf, size_t size, av_error_t *err) {
+static int visible(int id, char *buf, size_t size, anvil_error_t *err) {
   const char *mine = getenv("CUDA_VISIBLE_DEVICES");
   if (!mine || !*mine) {
     snprintf(buf, size, "%d", id);
-    return AV_OK;
+    return ANVIL_OK;
   }
   const char *p = mine;
   for (int i = 0; i < id && p; i++) {
@@ -56,11 +53,11 @@ static int visible(int id, char *buf, size_t size, av_error_t *err) {
   }
   const size_t n = p ? strcspn(p, ",") : 0;
   if (!n || n >= size)
-    return av_error_set(err, AV_ERR_USAGE, "validate", "--devices",
+    return av_cli_error(err, ANVIL_ERR_USAGE, "validate", "--devices",
                         "device %d is not among the devices CUDA_VISIBLE_DEVICES=%.200s lets "
                         "this process see", id, mine);
   snprintf(buf, size, "%.*s", (int)n, p);
-  return AV_OK;
+  return ANVIL_OK;
 }
 
 /* environ with CUDA_VISIBLE_DEVICES set to `dev`. Caller frees the array (not its strings
@@ -93,13 +90,13 @@ static void free_env(char **env) {
 
 /* Starts shard k; *pid receives its process. */
 static int spawn_shard(const av_vdevices_t *d, int k, const char *dir, const char *const *args,
-                       int n_args, pid_t *pid, av_error_t *err) {
+                       int n_args, pid_t *pid, anvil_error_t *err) {
   char sdir[1200], log[1300], shard[32], dev[64];
   snprintf(sdir, sizeof sdir, "%s/shards/%d", dir, k);
   snprintf(log, sizeof log, "%s/validate.log", sdir);
   snprintf(shard, sizeof shard, "%d/%d", k, d->n);
   int rc = visible(d->id[k], dev, sizeof dev, err);
-  if (!rc) rc = av_mkdirs(sdir, err);
+  if (!rc) rc = anvil_mkdirs(sdir, err);
   if (rc) return rc;
   const char **argv = calloc((size_t)n_args + 8, sizeof *argv);
   char **env = argv ? shard_env(dev) : NULL;
@@ -108,7 +105,7 @@ static int spawn_shard(const av_vdevices_t *d, int k, const char *dir, const cha
   if (!fa_ok) {
     free(argv);
     free_env(env);
-    return av_error_set(err, AV_ERR_NOMEM, "validate", "--devices", "out of memory");
+    return av_cli_error(err, ANVIL_ERR_NOMEM, "validate", "--devices", "out of memory");
   }
   int n = 0;
   argv[n++] = "anvil";
@@ -125,16 +122,16 @@ static int spawn_shard(const av_vdevices_t *d, int k, const char *dir, const cha
   free(argv);
   free_env(env);
   if (e)
-    return av_error_set(err, AV_ERR_IO, "validate", "--devices",
+    return av_cli_error(err, ANVIL_ERR_IO, "validate", "--devices",
                         "cannot start the shard for device %d: %s", d->id[k], strerror(e));
   fprintf(stderr, "validate: shard %s on CUDA device %s, log %s\n", shard, dev, log);
-  return AV_OK;
+  return ANVIL_OK;
 }
 
 int av_vdevices_run(const av_vdevices_t *d, const char *dir, const char *const *args,
-                    int n_args, av_error_t *err) {
+                    int n_args, anvil_error_t *err) {
   pid_t pid[AV_VDEVICES_MAX];
-  int started = 0, rc = AV_OK;
+  int started = 0, rc = ANVIL_OK;
   for (; started < d->n && !rc; started++)
     rc = spawn_shard(d, started, dir, args, n_args, &pid[started], err);
   if (rc) started--;  /* the last one did not start */
@@ -146,7 +143,7 @@ int av_vdevices_run(const av_vdevices_t *d, const char *dir, const char *const *
     if (ok) {
       fprintf(stderr, "validate: shard %d/%d done\n", k, d->n);
     } else if (!rc) {
-      rc = av_error_set(err, AV_ERR_IO, "validate", "--devices",
+      rc = av_cli_error(err, ANVIL_ERR_IO, "validate", "--devices",
                         "shard %d/%d on device %d %s %d; its output is in "
                         "%s/shards/%d/validate.log (--resume continues it)",
                         k, d->n, d->id[k], WIFEXITED(st) ? "exited with status" : "died of signal",

@@ -6,7 +6,7 @@
 #ifndef AV_CLI_VALIDATE_DEVICES_H
 #define AV_CLI_VALIDATE_DEVICES_H
 
-#include "core/error.h"
+#include "anvil/error.h"
 
 #define AV_VDEVICES_MAX 64
 
@@ -16,16 +16,13 @@ typedef struct av_vdevices {
 } av_vdevices_t;
 
 /* "0,1,3": device indices, at least one, at most AV_VDEVICES_MAX. */
-int av_vdevices_parse(const char *text, av_vdevices_t *out, av_error_t *err);
+int av_vdevices_parse(const char *text, av_vdevices_t *out, anvil_error_t *err);
 
 /* Runs shard k of d->n on device d->id[k] for every k, at once: `anvil validate` with `args`
  * (n_args options every shard takes: the experiment file and the measuring options) then
  * `--shard k/N --out DIR/shards/k`, its output in DIR/shards/k/validate.log. Waits for all;
- * a shard that fails is named with its device, status and log (AV_ERR_IO). */
+ * a shard that fails is named with its device, status and log (ANVIL_ERR_IO). */
 int av_vdevices_run(const av_vdevices_t *d, const char *dir, const char *const *args,
-                    int n_args, av_error_t *err);
-
-/* DIR/shards/k/validation.journal.jsonl into buf. */
-void av_vdevices_journal(const char *dir, int k, char *buf, size_t size);
+                    int n_args, anvil_error_t *err);
 
 #endif

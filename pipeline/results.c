@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/escape.h"
 #include "core/json_util.h"
 #include "selectors/auto.h"
 
@@ -264,54 +263,4 @@ int av_results_write(const av_experiment_t *e, const av_results_t *r, const char
   if (!rc) rc = av_file_write(cpath, csv, strlen(csv), err);
   free(csv);
   return rc;
-}
-
-void av_results_print_summary(FILE *f, const av_experiment_t *e, const av_results_t *r) {
-  const int failed = av_results_failed(r);
-  fprintf(f, "%s: %d workloads, %d plans checked", e->name, e->n_batches, r->n - failed);
-  if (failed) fprintf(f, ", %d of %d rows failed", failed, r->n);
-  fputc('\n', f);
-}
-
-static void heads_text(char *out, size_t size, const av_heads_t *h) {
-  snprintf(out, size, "%d/%d", h->hq, h->hkv);
-}
-
-void av_results_print(FILE *f, const av_experiment_t *e, const av_results_t *r,
-                      const char *dir) {
-  const double MB = 1e6;
-  int many_gpus = e->n_gpus > 1;
-  char b1[AV_ESCAPE_NAME_SIZE], b2[AV_ESCAPE_NAME_SIZE], b3[AV_ESCAPE_NAME_SIZE], b4[1100];
-  fprintf(f, "%s: %s, sim=%s, cost_model=%s%s%s\n", e->name, av_escape_text(e->path, b4, sizeof b4),
-          av_sim_model_name(e->sim), e->cost_ops->name,
-          e->launch != AV_LAUNCH_STREAMS ? ", launch=" : "",
-          e->launch != AV_LAUNCH_STREAMS ? av_launch_model_name(e->launch) : "");
-  if (many_gpus) fprintf(f, "%-12s ", "gpu");
-  fprintf(f, "%-16s %-7s %-16s %7s %11s %11s %6s %10s %12s %8s\n", "workload", "heads",
-          "scheduler", "items", "unique_MB", "qc_KV_MB", "qc/u", "floor_us", "predicted_us",
-          "x_floor");
-  for (int i = 0; i < r->n; i++) {
-    const av_result_row_t *x = &r->rows[i];
-    char heads[32];
-    heads_text(heads, sizeof heads, &e->batches[x->batch].w->heads);
-    if (many_gpus) fprintf(f, "%-12s ", av_escape_text(e->gpus[x->gpu].name, b1, sizeof b1));
-    const char *name = av_escape_text(e->batches[x->batch].name, b2, sizeof b2);
-    char cell[AV_ESCAPE_NAME_SIZE + 160];
-    const char *label = av_escape_text(e->scheds[x->sched].label, b3, sizeof b3);
-    if (x->status == AV_OK && (e->scheds[x->sched].ops->flags & AV_SCHED_SIMULATES_OTHERS)) {
-      av_auto_verdict_text(label, x->params, cell, sizeof cell);  /* auto→its choice */
-      label = cell;
-    }
-    if (x->status != AV_OK) {
-      fprintf(f, "%-16s %-7s %-16s FAILED: %s\n", name, heads, label,
-              av_escape_text(x->error, b4, sizeof b4));
-      continue;
-    }
-    fprintf(f, "%-16s %-7s %-16s %7d %11.2f %11.2f %6.2f %10.2f %12.2f %8.2f\n",
-            name, heads, label, x->ps.items,
-            x->ws.unique_kv_bytes / MB, x->ws.query_centric_kv_bytes / MB, x->ws.sharing_ratio,
-            x->floor.us, x->predicted_us, ratio(x->predicted_us, x->floor.us));
-  }
-  if (dir) fprintf(f, "results: %s/results.json, %s/results.csv\n", dir, dir);
-  av_results_print_summary(f, e, r);
 }

@@ -7,7 +7,6 @@
 
 #include <jansson.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "pipeline/experiment.h"
 #include "core/error.h"
@@ -50,11 +49,4 @@ char *av_results_to_csv(const av_experiment_t *e, const av_results_t *r);
  * directory of pipeline/results_dir.h, which makes the set atomic). */
 int av_results_write(const av_experiment_t *e, const av_results_t *r, const char *dir,
                      av_error_t *err);
-/* The human table, then (when `dir` is given) where the files went; its last line is
- * "<name>: N workloads, M plans checked", followed by ", K rows failed" when some did. */
-void av_results_print(FILE *f, const av_experiment_t *e, const av_results_t *r,
-                      const char *dir);
-/* Only the last line: "<name>: N workloads, M plans checked[, K of R rows failed]". */
-void av_results_print_summary(FILE *f, const av_experiment_t *e, const av_results_t *r);
-
 #endif

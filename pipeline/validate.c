@@ -132,8 +132,8 @@ static int plan_pair(vrun_t *c, int bi, int si, const av_costmodel_t *cost,
   if (!rc && twin >= 0) {
     vp->twin_row = sp->row[twin];
     char b1[AV_ESCAPE_NAME_SIZE], b2[AV_ESCAPE_NAME_SIZE], b3[AV_ESCAPE_NAME_SIZE];
-    fprintf(stderr, "validate: %s x %s: the plan of %s, measured once\n",
-            av_escape_text(b->name, b1, sizeof b1), av_escape_text(s->label, b2, sizeof b2),
+    av_vnote(c->o->note, c->o->note_user, AV_VNOTE_PROGRESS,
+            "%s x %s: the plan of %s, measured once", av_escape_text(b->name, b1, sizeof b1), av_escape_text(s->label, b2, sizeof b2),
             av_escape_text(c->e->scheds[c->rep->rows[vp->twin_row].sched].label, b3, sizeof b3));
   }
   if (!rc && twin < 0) rc = av_exec_batch_run(xb, plan, &xo, &vp->m, err);
@@ -278,13 +278,14 @@ static int run_all(vrun_t *c, av_error_t *err) {
     av_escape_text(c->e->batches[bi].name, name, sizeof name);
     if (taken < 0) rc = av_error_set(err, AV_ERR_NOMEM, "validate", NULL, "out of memory");
     if (taken) {
-      fprintf(stderr, "validate: %s taken from the journal (%d of %d)\n", name, bi + 1,
-              c->e->n_batches);
+      av_vnote(c->o->note, c->o->note_user, AV_VNOTE_PROGRESS,
+               "%s taken from the journal (%d of %d)", name, bi + 1, c->e->n_batches);
       continue;
     }
     rc = run_batch(c, bi, err);
     if (!rc) rc = av_vjournal_append(c->o->journal, bi, c->rep, first, err);
-    fprintf(stderr, "validate: %s done (%d of %d)\n", name, bi + 1, c->e->n_batches);
+    av_vnote(c->o->note, c->o->note_user, AV_VNOTE_PROGRESS, "%s done (%d of %d)", name,
+             bi + 1, c->e->n_batches);
   }
   free(shard_of);
   return rc;

@@ -21,6 +21,8 @@ typedef struct av_validate_opts {
   int shard, shards;         /* shards > 1: measure only the batches av_validate_shard_assign
                                 gives this shard (the others are left out of the report and
                                 the journal) */
+  av_vnote_fn note;          /* may be NULL: progress lines */
+  void *note_user;
 } av_validate_opts_t;
 
 /* Which of `shards` shards measures each batch (shard_of: e->n_batches entries): the largest

@@ -161,9 +161,9 @@ static int pair(octx_t *c, int bi, int si, const av_costmodel_t *cost, av_vseen_
     } else if (strcmp(plan->params, jstr(row, "params")) != 0) {
       c->changed_plans++;
       char b1[AV_ESCAPE_NAME_SIZE], b2[AV_ESCAPE_NAME_SIZE], b3[AV_ESCAPE_NAME_SIZE];
-      fprintf(stderr, "anvil: warning: %s x %s planned with '%s', recorded '%s'\n",
-              av_escape_text(b->name, b1, sizeof b1), av_escape_text(s->label, b2, sizeof b2),
-              plan->params, av_escape_text(jstr(row, "params"), b3, sizeof b3));
+      av_vnote(c->o->note, c->o->user, AV_VNOTE_WARNING,
+               "%s x %s planned with '%s', recorded '%s'", av_escape_text(b->name, b1, sizeof b1), av_escape_text(s->label, b2, sizeof b2),
+               plan->params, av_escape_text(jstr(row, "params"), b3, sizeof b3));
     }
   }
   if (!rc && twin >= 0) {
@@ -222,16 +222,10 @@ int av_validate_offline(const av_voffline_opts_t *o, av_error_t *err) {
   int rc = load(&c, err);
   if (!rc) rc = run_all(&c, err);
   if (!rc && o->out) rc = av_vreport_write(&c.rep, o->out, err);
-  if (!rc) {
-    printf("offline: measurements from %s; predictions re-made with %s\n", o->record,
-           c.rep.spec);
-    if (c.changed_plans)
-      printf("offline: %d plans differ from the recorded ones (their measurements may not "
-             "apply)\n", c.changed_plans);
-    printf("offline: auto changed its choice on %d batches (measured time of the new "
-           "choice used)\n", c.auto_switched);
-    av_vreport_print(stdout, &c.rep);
-    if (o->out) printf("results: %s/validation.json, %s/validation.csv\n", o->out, o->out);
+  if (!rc && o->done) {
+    av_vdone_t d = {.rep = &c.rep, .dir = o->out, .offline = 1, .record = o->record,
+                    .changed_plans = c.changed_plans, .auto_switched = c.auto_switched};
+    rc = o->done(&d, o->user, err);
   }
   av_vreport_free(&c.rep);
   av_variants_destroy(c.vs);

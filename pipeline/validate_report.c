@@ -6,6 +6,8 @@
 #include "pipeline/validate_report.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,67 +281,69 @@ int av_vreport_write(const av_vreport_t *r, const char *dir, av_error_t *err) {
   return rc;
 }
 
-/* Under an `auto` scheduler's line, each of its rows: the batch and auto's choice with its
- * predicted margin over the runner-up ("  docqa-1 32/8  auto→greedy_division (+3.1 %)"). */
-static void print_auto_rows(FILE *f, const av_vreport_t *r, int k) {
+/* The statistics of the report, per scheduler, overall and traced. */
+static void summarize_into(const av_vreport_t *r, av_cmp_pair_t *p, const av_cmp_opts_t *o,
+                           av_vsummary_t *out) {
   const av_experiment_t *e = r->e;
-  char b1[AV_ESCAPE_NAME_SIZE], b2[AV_ESCAPE_NAME_SIZE], cell[AV_ESCAPE_NAME_SIZE + 160];
-  for (int i = 0; i < r->n; i++) {
-    const av_vrow_t *x = &r->rows[i];
-    if (x->sched != k) continue;
-    const av_heads_t *h = &e->batches[x->batch].w->heads;
-    av_auto_verdict_text(av_escape_text(e->scheds[k].label, b1, sizeof b1), x->params, cell,
-                         sizeof cell);
-    fprintf(f, "  %-22s %3d/%-3d %s\n",
-            av_escape_text(e->batches[x->batch].name, b2, sizeof b2), h->hq, h->hkv, cell);
-  }
-}
-
-void av_vreport_print(FILE *f, const av_vreport_t *r) {
-  const av_experiment_t *e = r->e;
-  av_cmp_pair_t *p = malloc(sizeof *p * (size_t)(r->n ? r->n : 1));
-  uint8_t *ranked = malloc((size_t)e->n_scheds);
-  if (!p || !ranked || r->n == 0) {
-    free(p);
-    free(ranked);
-    return;
-  }
-  av_cmp_opts_t o;
-  rank_opts(e, ranked, &o);
-  char b1[AV_ESCAPE_NAME_SIZE], b2[AV_ESCAPE_NAME_SIZE], b3[AV_ESCAPE_NAME_SIZE];
-  fprintf(f, "%-24s %6s %9s %9s %9s\n", "scheduler", "pairs", "MAPE", "worst", "spearman");
   for (int k = 0; k < e->n_scheds; k++) {
     av_cmp_summary_t s;
     int n = make_pairs(r, k, PAIRS_TOTAL, p);
-    if (n && !av_cmp_summarize(p, n, &o, &s, NULL, NULL))
-      fprintf(f, "%-24s %6d %8.1f%% %8.1f%% %9.3f\n",
-              av_escape_text(e->scheds[k].label, b1, sizeof b1), n, 100 * s.mape,
-              100 * s.worst_ape, s.spearman);
-    if (n && is_auto(e, k)) print_auto_rows(f, r, k);
+    if (n && !av_cmp_summarize(p, n, o, &s, NULL, NULL))
+      out->sched_stats[out->n_sched_stats++] = (av_vsched_stat_t){
+          .sched = k, .pairs = n, .mape = s.mape, .worst_ape = s.worst_ape,
+          .spearman = s.spearman};
   }
   av_cmp_summary_t s;
   int n = make_pairs(r, -1, PAIRS_TOTAL, p);
-  if (!av_cmp_summarize(p, n, &o, &s, NULL, NULL)) {
-    fprintf(f, "%s on %s: %d pairs, MAPE %.1f%%, worst %.1f%% (%s / %s), Spearman %.3f, "
-               "Kendall %.3f\n",
-            e->name, av_escape_text(r->device, b3, sizeof b3), s.n, 100 * s.mape,
-            100 * s.worst_ape, av_escape_text(e->batches[p[s.worst].batch].name, b1, sizeof b1),
-            av_escape_text(e->scheds[p[s.worst].sched].label, b2, sizeof b2), s.spearman,
-            s.kendall);
-    fprintf(f, "best plan: agree on %d of %d batches; regret mean %.1f%%, max %.1f%%\n",
-            s.agree, s.n_batches, 100 * s.regret_mean, 100 * s.regret_max);
-    if (s.focus_batches)
-      fprintf(f, "auto: within 5%% of the measured best on %d of %d batches (%.0f%%)\n",
-              s.focus_within, s.focus_batches, 100 * s.focus_frac);
+  if (!av_cmp_summarize(p, n, o, &s, NULL, NULL)) {
+    out->overall = 1;
+    out->s = s;
+    out->worst_batch = p[s.worst].batch;
+    out->worst_sched = p[s.worst].sched;
   }
   for (int kind = PAIRS_DISPATCH; kind <= PAIRS_COSTMODEL; kind++) {
     int nt = make_pairs(r, -1, kind, p);
-    if (nt && !av_cmp_summarize(p, nt, &o, &s, NULL, NULL))
-      fprintf(f, "%s: MAPE %.1f%% over %d traced pairs\n",
-              kind == PAIRS_DISPATCH ? "dispatch model (replayed vs measured)"
-                                     : "cost model (predicted vs replayed)",
-              100 * s.mape, nt);
+    if (nt && !av_cmp_summarize(p, nt, o, &s, NULL, NULL)) {
+      if (kind == PAIRS_DISPATCH) out->dispatch_pairs = nt, out->dispatch_mape = s.mape;
+      else out->cost_pairs = nt, out->cost_mape = s.mape;
+    }
   }
+}
+
+int av_vreport_summarize(const av_vreport_t *r, av_vsummary_t *out, av_error_t *err) {
+  memset(out, 0, sizeof *out);
+  if (r->n == 0) return AV_OK;
+  const av_experiment_t *e = r->e;
+  av_cmp_pair_t *p = malloc(sizeof *p * (size_t)r->n);
+  uint8_t *ranked = malloc((size_t)e->n_scheds);
+  out->sched_stats = malloc(sizeof *out->sched_stats * (size_t)e->n_scheds);
+  if (!p || !ranked || !out->sched_stats) {
+    free(p);
+    free(ranked);
+    av_vsummary_free(out);
+    return av_error_set(err, AV_ERR_NOMEM, "validate", NULL, "out of memory");
+  }
+  out->any = 1;
+  av_cmp_opts_t o;
+  rank_opts(e, ranked, &o);
+  summarize_into(r, p, &o, out);
   free(p);
   free(ranked);
+  return AV_OK;
+}
+
+void av_vsummary_free(av_vsummary_t *s) {
+  free(s->sched_stats);
+  s->sched_stats = NULL;
+  s->n_sched_stats = 0;
+}
+
+void av_vnote(av_vnote_fn fn, void *user, int kind, const char *fmt, ...) {
+  if (!fn) return;
+  char line[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  fn(kind, line, user);
 }

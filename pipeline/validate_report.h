@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "pipeline/compare.h"
 #include "pipeline/experiment.h"
 #include "core/error.h"
 #include "core/plan.h"
@@ -61,7 +62,34 @@ void av_vreport_free(av_vreport_t *r);
 
 /* Writes DIR/validation.json and DIR/validation.csv (creating DIR). */
 int av_vreport_write(const av_vreport_t *r, const char *dir, av_error_t *err);
-/* Per-scheduler table and the headline numbers. */
-void av_vreport_print(FILE *f, const av_vreport_t *r);
+/* What a validation says as it goes, one line each: progress (a batch done, or taken from
+ * the journal; a plan measured once for two schedulers), notes and warnings. */
+enum { AV_VNOTE_PROGRESS = 0, AV_VNOTE_NOTE = 1, AV_VNOTE_WARNING = 2 };
+typedef void (*av_vnote_fn)(int kind, const char *text, void *user);
+/* Formats the line and passes it to fn (nothing when fn is NULL). */
+void av_vnote(av_vnote_fn fn, void *user, int kind, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The statistics the report is read by (pipeline/compare.h): per scheduler, overall, and
+ * with --trace the dispatch and cost-model parts of the error. */
+typedef struct av_vsched_stat {
+  int sched;                    /* experiment scheduler index */
+  int pairs;
+  double mape, worst_ape, spearman;
+} av_vsched_stat_t;
+typedef struct av_vsummary {
+  int any;                      /* 0: the report has no rows, nothing below holds */
+  int n_sched_stats;
+  av_vsched_stat_t *sched_stats; /* the schedulers with statistics, in order; owned */
+  int overall;                  /* 1: s, worst_batch and worst_sched hold */
+  av_cmp_summary_t s;
+  int worst_batch, worst_sched; /* the pair of the worst error */
+  int dispatch_pairs, cost_pairs; /* traced pairs (0: no statistic) */
+  double dispatch_mape, cost_mape;
+} av_vsummary_t;
+/* Fills *out (free with av_vsummary_free). */
+int av_vreport_summarize(const av_vreport_t *r, av_vsummary_t *out, av_error_t *err);
+void av_vsummary_free(av_vsummary_t *s);
+
 
 #endif

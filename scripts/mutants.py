@@ -115,7 +115,7 @@ MUTANTS = [
       ["test_l2_ranges", "test_engine"]),
     M("bandwidth_capped_share_not_given_back", "sim/engine_loop.c", "water_level",
       "f = (e->B - capped) / free_ctas;", "f = e->B / free_ctas;", BANDWIDTH),
-    M("reuse_inner_node_may_grow", "api/plan_reuse.c", "av_plan_reusable",
+    M("reuse_inner_node_may_grow", "pipeline/plan_reuse.c", "av_plan_reusable",
       "if (b->kv_len_tokens < a->kv_len_tokens || b->first_child != -1 ||",
       "if (b->kv_len_tokens < a->kv_len_tokens ||", REUSE),
 ]

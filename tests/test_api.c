@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "anvil/anvil.h"
-#include "api/plan_reuse.h"
+#include "pipeline/plan_reuse.h"
 #include "proofs/proofs.h"
 #include "tests/support.h"
 

@@ -1,4 +1,4 @@
-/* The benchmarks' inputs (cli/bench_batches.c, cli/bench_workload.c): the realistic batches
+/* The benchmarks' inputs (bench/bench_batches.c, bench/bench_workload.c): the realistic batches
  * have the shapes the docs describe and are the same forests on every run and machine (their
  * structure hashes are pinned: the speed records and the committed instruction count were
  * measured on exactly these), and the fixed workload plans and simulates all of its plans. */

@@ -1,6 +1,6 @@
 """The numbers of docs/kernels.md, from the H200 record of scripts/kernel-evidence
 (results/h200/kernels/), the machine's ceilings (results/h200/kernels/ceilings/), the GPU spec
-(gpus/H200-SXM.json) and the tolerance the executor's check applies (cli/cmd_exec.c)."""
+(gpus/H200-SXM.json) and the tolerance the executor's check applies (pipeline/exec_experiment.c)."""
 import functools
 import math
 import os
@@ -133,8 +133,9 @@ def tree12_merge_tail(ctx):
 # --- correctness ----------------------------------------------------------------------------
 
 def _tolerance(ctx):
-    """(fp16, bf16) relative tolerances of `anvil exec`'s check, read from cli/cmd_exec.c."""
-    with open(ctx.path("cli", "cmd_exec.c"), encoding="utf-8") as f:
+    """(fp16, bf16) relative tolerances of `anvil exec`'s check, read from
+    pipeline/exec_experiment.c."""
+    with open(ctx.path("pipeline", "exec_experiment.c"), encoding="utf-8") as f:
         m = re.search(r"tolerance\(av_dtype_t t\)\s*\{\s*return t == AV_DTYPE_BF16 \? "
                       r"([0-9.e-]+) : ([0-9.e-]+);", f.read())
     return float(m.group(2)), float(m.group(1))

@@ -16,6 +16,17 @@
 #include "anvil/planner.h"
 #include "anvil/experiment.h"
 #include "anvil/run.h"
+#include "anvil/trace.h"
+#include "anvil/replay.h"
+#include "anvil/catalog.h"
+#include "anvil/check.h"
+#include "anvil/describe.h"
+#include "anvil/plan_file.h"
+#include "anvil/table2.h"
+#include "anvil/results.h"
+#include "anvil/validate.h"
+#include "anvil/profile.h"
+#include "anvil/exec.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,10 +34,18 @@ extern "C" {
 
 /* The project's version, "MAJOR.MINOR.PATCH" (CMakeLists.txt, project(VERSION)). */
 const char *anvil_version(void);
+/* The git commit the library was built from ("-dirty" when the tree had changes). */
+const char *anvil_git_commit(void);
+/* Registers the schedulers that live above the scheduler registry (`auto`), once per
+ * process; every call that looks a scheduler up does it too. A program calls it first to
+ * fail early; it fails only when a scheduler's name is taken twice. */
+int anvil_init(anvil_error_t *err);
 /* The directory anvil reads its data from (gpus/, kernels/variants.json, profiles/):
  * $ANVIL_DATA_DIR, else <prefix>/share/anvil of an installed library, else the source tree
  * of the build. Borrowed. */
 const char *anvil_data_dir(void);
+/* Makes directory `path` and its parents, as the commands make their output directories. */
+int anvil_mkdirs(const char *path, anvil_error_t *err);
 /* Frees text the API returned (JSON strings). NULL is a no-op. */
 void anvil_free(void *p);
 

@@ -3,6 +3,8 @@
 #ifndef ANVIL_ERROR_H
 #define ANVIL_ERROR_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -34,6 +36,9 @@ typedef struct anvil_error {
 const char *anvil_status_name(int code);
 /* 1 for mistakes in the input, 2 for internal errors, 0 for ANVIL_OK. */
 int anvil_status_class(int code);
+/* `text` with control characters and invalid UTF-8 escaped, as `anvil` prints names and
+ * messages; written to buf (size bytes), which it returns. */
+char *anvil_escape_text(const char *text, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

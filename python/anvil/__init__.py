@@ -34,12 +34,14 @@ import numpy as np
 
 from . import _anvil, _values
 from ._anvil import Error
+from .commands import merge, replay, trace, validate_offline
 from ._values import INT64, int_array, integer, name, setting
 
 __all__ = ["Error", "Workload", "Plan", "Planner", "SimResult", "block_table", "levels",
            "explicit", "random", "from_spec", "load_workload", "plan", "load_plan",
-           "plan_from_json", "simulate", "run_experiment", "exec", "run", "data_dir", "schedulers", "cost_models",
-           "LAUNCH_DTYPE", "ITEM_DTYPE", "SEGMENT_DTYPE", "EVENT_DTYPE"]
+           "plan_from_json", "simulate", "run_experiment", "exec", "run", "data_dir", "schedulers",
+           "cost_models", "LAUNCH_DTYPE", "ITEM_DTYPE", "SEGMENT_DTYPE", "EVENT_DTYPE",
+           "trace", "replay", "merge", "validate_offline"]
 __version__ = _anvil.version
 
 # The public C structs of include/anvil/plan.h and sim.h, as numpy record types.

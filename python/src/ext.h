@@ -1,7 +1,8 @@
 /* The anvil._anvil extension: CPython types over the public C API (include/anvil/), no
  * second implementation. module.c holds the module, errors, workloads and targets; plan.c
  * plans, planners, simulation, experiments and the GPU executor; run.c device plans and runs
- * on the caller's CUDA tensors. */
+ * on the caller's CUDA tensors; commands.c the commands trace, replay, merge and offline
+ * validate. */
 #ifndef ANVIL_PY_EXT_H
 #define ANVIL_PY_EXT_H
 
@@ -61,5 +62,7 @@ void anvil_py_plan_leave(PlanObject *self);
 
 int anvil_py_plan_types(PyObject *m);
 extern PyMethodDef anvil_py_plan_functions[];
+/* trace, replay, merge and offline validate (commands.c). */
+extern PyMethodDef anvil_py_command_functions[];
 
 #endif

@@ -391,6 +391,7 @@ PyMODINIT_FUNC PyInit__anvil(void) {
   if (!m) return NULL;
   if (PyModule_AddFunctions(m, functions) < 0 || PyModule_AddFunctions(m, anvil_py_plan_functions) < 0)
     goto fail;
+  if (PyModule_AddFunctions(m, anvil_py_command_functions) < 0) goto fail;
   anvil_py_error = PyErr_NewExceptionWithDoc(
       "anvil.Error", "A mistake in anvil's input (or an internal error): the one-line message "
       "the anvil program prints, with .code and .status_class.", PyExc_ValueError, NULL);

@@ -1,5 +1,5 @@
 /* The lazy-update rule (PAT §5.1) and the growth of a reused plan; see plan_reuse.h. */
-#include "api/plan_reuse.h"
+#include "pipeline/plan_reuse.h"
 
 #include <string.h>
 
