@@ -31,15 +31,9 @@ namespace av {
  * On wgmma (sm_90a) the m64 tiles fit 168 registers without spilling and run faster three to
  * an SM. Each cap is the faster of the settings measured on the H200
  * (docs/kernels.md#alternatives-measured). */
-#ifndef AV_MINB_CAP
-#define AV_MINB_CAP(M, N, WG) ((M) >= 64 ? ((WG) ? 3 : 2) : (M) == 16 && (N) <= 32 ? 6 : 3)
-#endif
-/* The persistent kernel's ring depth for m16 n32 tiles, the leaf queues (0: the one-item
- * kernels' S). */
-#ifndef AV_STREAM_S16
-#define AV_STREAM_S16 0
-#endif
-#define AV_STREAM_S(M, N, S) ((M) == 16 && (N) == 32 && AV_STREAM_S16 > 0 ? AV_STREAM_S16 : (S))
+__host__ __device__ constexpr int minb_cap(int m, int n, bool wg) {
+  return m >= 64 ? (wg ? 3 : 2) : m == 16 && n <= 32 ? 6 : 3;
+}
 template <int M, int N, int D> struct geom {
   static constexpr int WM = M / 16;
   static constexpr int WN_MAX = 4 / WM > 0 ? 4 / WM : 1;
@@ -72,14 +66,14 @@ template <int M, int N, int D> struct geom {
   static constexpr int STAGE_BYTES = WN == 1 ? 0 : W * 16 * OP * 4 + W * 16 * 2 * 4;
   static constexpr int SMEM = KV_BYTES > STAGE_BYTES ? KV_BYTES : STAGE_BYTES;
   static constexpr int FIT = (227 * 1024) / (SMEM + 1024);
-  static constexpr int CAP = WS ? 1 : AV_MINB_CAP(M, N, WG);
+  static constexpr int CAP = WS ? 1 : minb_cap(M, N, WG);
   static constexpr int MINB = FIT < 1 ? 1 : (FIT > CAP ? CAP : FIT);
   /* The persistent kernel streams tiles across its queue's items (attn_stream) on a ring of
    * SS stages: it stages an item's epilogue in the ring buffer its last tile just freed, and
    * keeps the records of the items in flight (at most SS + 1) in a small ring after the KV
    * ring. Its queues are pure copy streams (a few query rows against long KV), so their speed
    * is the bytes they keep in flight: SS - 1 tiles while one computes. */
-  static constexpr int SS = AV_STREAM_S(M, N, S);
+  static constexpr int SS = S;  /* the persistent ring: as deep as the one-item kernels' */
   static constexpr int STREAM_STAGE_FITS = STAGE_BYTES + 8 <= TILE_BYTES;  /* + TMA barrier */
   static constexpr int RING_OFF = SS * TILE_BYTES;
   static constexpr int SMEM_STREAM = RING_OFF + (SS + 1) * AV_KERN_ITEM_INTS * 4;

@@ -55,12 +55,9 @@ __device__ __forceinline__ uint32_t smem_u32(const void *p) {
 }
 /* The L2 prefetch hint of the KV copies: rows are 256 B (d 128) inside contiguous blocks, so
  * asking L2 for the whole 128-byte line per request (as FlashInfer's loads do) saves requests. */
-#ifndef AV_CP_L2_HINT
-#define AV_CP_L2_HINT ".L2::128B"
-#endif
 /* 16-byte async copy; src_bytes 0 zero-fills the destination (tokens past a segment's end). */
 __device__ __forceinline__ void cp_async16(void *dst, const void *src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global" AV_CP_L2_HINT " [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)),
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)),
                "l"(src), "r"(src_bytes));
 }
 __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }

@@ -15,7 +15,7 @@
  *  - Intra-warpgroup overlap: iteration i issues QK^T of tile i and PV of tile i-1 as two
  *    wgmma groups, runs tile i's softmax once the first completes while the second still
  *    runs, and rescales O only after that PV has completed.
- *  - Ping-pong (AV_WS_PINGPONG, on): the consumer warpgroups take turns issuing their GEMMs
+ *  - Ping-pong (WS_PINGPONG, on): the consumer warpgroups take turns issuing their GEMMs
  *    through two named barriers, so one's softmax runs while the other's GEMMs keep the
  *    tensor cores busy.
  *
@@ -27,15 +27,13 @@
 #ifndef AV_ATTN_WS_CUH
 #define AV_ATTN_WS_CUH
 
-#ifndef AV_WS_PINGPONG
-#define AV_WS_PINGPONG 1
-#endif
 /* registers a thread of the producer and of the consumer warpgroups keep (setmaxnreg; the
  * three warpgroups' total must fit the SM's 64 Ki registers) */
 #define AV_WS_REGS_PRODUCER 40
 #define AV_WS_REGS_CONSUMER 232
 
 namespace av {
+constexpr bool WS_PINGPONG = true;  /* the consumers take turns (measured faster) */
 
 __device__ __forceinline__ void mbar_arrive(uint64_t *bar) {
 #if AV_HAVE_TMA
@@ -53,10 +51,10 @@ template <int R> __device__ __forceinline__ void ws_setmaxnreg_dec() {
 #endif
 }
 __device__ __forceinline__ void ws_bar_sync(int id) {
-  if (AV_WS_PINGPONG) asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory");
+  if (WS_PINGPONG) asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory");
 }
 __device__ __forceinline__ void ws_bar_arrive(int id) {
-  if (AV_WS_PINGPONG) asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory");
+  if (WS_PINGPONG) asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory");
 }
 
 /* The producer: warp 0 copies the item's tiles in order into the ring, waiting for a stage to

@@ -16,10 +16,7 @@
 #include "kernels/kern_internal.h"
 
 namespace av {
-#ifndef AV_MERGE_WARPS
-#define AV_MERGE_WARPS 4
-#endif
-constexpr int MERGE_WARPS = AV_MERGE_WARPS;
+constexpr int MERGE_WARPS = 4;
 constexpr int MERGE_BATCH = 8;  /* partial outputs in flight per lane */
 
 template <int E> struct fvec;
