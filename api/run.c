@@ -71,6 +71,18 @@ int anvil_device_plan_upload(anvil_device_plan_t *dp, const anvil_plan_t *p,
   return av__api_error(err, &e, rc);
 }
 
+int anvil_device_plan_set_kv_copy(anvil_device_plan_t *dp, int kv_copy, anvil_error_t *err) {
+  av_error_t e;
+  av_error_clear(&e);
+  int rc = AV_OK;
+  if (kv_copy != ANVIL_KV_COPY_TMA && kv_copy != ANVIL_KV_COPY_CP_ASYNC)
+    rc = av_error_set(&e, AV_ERR_RANGE, SRC, "kv_copy",
+                      "%d; expected ANVIL_KV_COPY_TMA (%d) or ANVIL_KV_COPY_CP_ASYNC (%d)",
+                      kv_copy, ANVIL_KV_COPY_TMA, ANVIL_KV_COPY_CP_ASYNC);
+  if (!rc) rc = av_dplan_set_kv_copy(dp->dp, (av_kv_copy_t)kv_copy, &e);
+  return av__api_error(err, &e, rc);
+}
+
 /* One tensor's expected rank, dims (-1: any) and element type. */
 typedef struct want {
   const char *name;

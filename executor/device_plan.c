@@ -37,7 +37,7 @@ struct av_dplan {
   int device;                    /* the CUDA device the buffer is on */
   char *dev, *staging;
   void *ev_staged, *ev_maps;     /* the last copy out of each part of the staging copy */
-  int staged, maps_staged;       /* whether those events have been recorded */
+  int staged, maps_copied;       /* whether those events have been recorded */
   /* host scratch sized by the capacity */
   int32_t *first, *local, *node_off, *node_shift;
   const av_kern_variant_t **var;
@@ -45,9 +45,11 @@ struct av_dplan {
   /* the uploaded plan (n_requests 0: none, or the last upload failed) */
   int32_t n_requests, n_launches, n_slots, max_block_id;
   int needs_tma, merge_pdl;
-  /* the cache the maps were encoded for (maps_rows 0: none, cp.async) */
+  /* how KV is copied; the cache the maps were encoded for (maps_staged 0: none yet, or the
+   * copy changed since; maps_rows 0: cp.async) */
+  av_kv_copy_t kv_copy;
   av_run_tensors_t maps_for;
-  int maps_rows;
+  int maps_staged, maps_rows;
 };
 
 static size_t up(size_t x) { return (x + 255) & ~(size_t)255; }
@@ -266,8 +268,9 @@ int av_dplan_upload(av_dplan_t *dp, const av_plan_t *p, const av_workload_t *w,
 }
 
 /* The TMA maps of t's K and V, encoded again only when the cache differs from the last run's
- * (its pointers, strides or block count); their staging slot is rewritten only after the
- * previous copy out of it has run. */
+ * (its pointers, strides or block count) or the KV copy changed; their staging slot is
+ * rewritten only after the previous copy out of it has run. With the cp.async copy there are
+ * none (maps_rows 0). */
 static int stage_maps(av_dplan_t *dp, const av_kern_batch_t *kb, const av_run_tensors_t *t,
                       void *stream, av_error_t *err) {
   const av_run_tensors_t *m = &dp->maps_for;
@@ -275,17 +278,30 @@ static int stage_maps(av_dplan_t *dp, const av_kern_batch_t *kb, const av_run_te
       m->kv_stride_block == t->kv_stride_block && m->kv_stride_head == t->kv_stride_head &&
       m->kv_stride_token == t->kv_stride_token)
     return AV_OK;
-  if (dp->maps_staged && av_kern_event_sync(dp->ev_maps)) return av__exec_cuda_fail(err);
-  char *host = dp->staging + dp->off.maps;
-  if (t->n_blocks > INT32_MAX ||
-      av_kern_kv_maps_encode(kb, (int32_t)t->n_blocks, host, &dp->maps_rows))
-    return av__exec_cuda_fail(err);
-  if (dp->maps_rows &&
-      (av_kern_h2d_async(dp->dev + dp->off.maps, host, 256, stream) ||
-       av_kern_event_record(dp->ev_maps, stream)))
-    return av__exec_cuda_fail(err);
+  dp->maps_rows = 0;
+  if (dp->kv_copy == AV_KV_COPY_TMA) {
+    if (dp->maps_copied && av_kern_event_sync(dp->ev_maps)) return av__exec_cuda_fail(err);
+    char *host = dp->staging + dp->off.maps;
+    if (t->n_blocks > INT32_MAX ||
+        av_kern_kv_maps_encode(kb, (int32_t)t->n_blocks, host, &dp->maps_rows))
+      return av__exec_cuda_fail(err);
+    if (dp->maps_rows &&
+        (av_kern_h2d_async(dp->dev + dp->off.maps, host, 256, stream) ||
+         av_kern_event_record(dp->ev_maps, stream)))
+      return av__exec_cuda_fail(err);
+    dp->maps_copied |= dp->maps_rows != 0;
+  }
   dp->maps_for = *t;
   dp->maps_staged = 1;
+  return AV_OK;
+}
+
+int av_dplan_set_kv_copy(av_dplan_t *dp, av_kv_copy_t c, av_error_t *err) {
+  if (c != AV_KV_COPY_TMA && c != AV_KV_COPY_CP_ASYNC)
+    return av_error_set(err, AV_ERR_RANGE, AV_SRC, "kv_copy",
+                        "KV copy %d; expected AV_KV_COPY_TMA or AV_KV_COPY_CP_ASYNC", (int)c);
+  if (c != dp->kv_copy) dp->maps_staged = 0;
+  dp->kv_copy = c;
   return AV_OK;
 }
 
@@ -361,6 +377,10 @@ void av_dplan_shape(const av_dplan_t *dp, av_dplan_shape_t *out) {
 int av_dplan_upload(av_dplan_t *dp, const av_plan_t *p, const av_workload_t *w,
                     const int32_t *table, int64_t row_stride, void *stream, av_error_t *err) {
   (void)dp, (void)p, (void)w, (void)table, (void)row_stride, (void)stream;
+  return av_error_set(err, AV_ERR_NODEVICE, "executor", NULL, "built without CUDA");
+}
+int av_dplan_set_kv_copy(av_dplan_t *dp, av_kv_copy_t c, av_error_t *err) {
+  (void)dp, (void)c;
   return av_error_set(err, AV_ERR_NODEVICE, "executor", NULL, "built without CUDA");
 }
 int av_dplan_run(av_dplan_t *dp, const av_run_tensors_t *t, void *stream, av_error_t *err) {

@@ -75,6 +75,11 @@ typedef struct av_run_tensors {
   int device;           /* the CUDA device the tensors are on */
 } av_run_tensors_t;
 
+/* How the runs from here on copy KV: AV_KV_COPY_TMA (the default) maps the caller's cache
+ * for TMA where the hardware and the cache allow it, AV_KV_COPY_CP_ASYNC copies by cp.async
+ * (a plan with m128 tiles, which copy only by TMA, is then refused by the run). */
+int av_dplan_set_kv_copy(av_dplan_t *dp, av_kv_copy_t c, av_error_t *err);
+
 /* Runs the uploaded plan on t, every launch and the merge on `stream` in plan order. */
 int av_dplan_run(av_dplan_t *dp, const av_run_tensors_t *t, void *stream, av_error_t *err);
 

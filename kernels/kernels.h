@@ -199,6 +199,9 @@ int av_kern_capture_end(void *stream, void **exec);
 int av_kern_graph_launch(void *exec, void *stream);
 int av_kern_graph_destroy(void *exec);
 int av_kern_sync(void);
+/* *done 1 when everything issued on `stream` has run, 0 while some of it still runs: a host
+ * that must not wait forever on a kernel (a test's watchdog) polls this. */
+int av_kern_stream_done(void *stream, int *done);
 /* Copies `bytes` device-to-device `reps` times and returns read+write bytes per second of
  * the median repeat (the simulator's HBM bandwidth, hbm_bw_measured_GBps). */
 int av_kern_copy_bandwidth(size_t bytes, int reps, double *GBps);

@@ -405,6 +405,12 @@ extern "C" int av_kern_sync(void) {
   AV_CUDA_CHECK(cudaDeviceSynchronize());
   return 0;
 }
+extern "C" int av_kern_stream_done(void *stream, int *done) {
+  const cudaError_t e = cudaStreamQuery((cudaStream_t)stream);
+  *done = e == cudaSuccess;
+  if (e == cudaErrorNotReady || e == cudaSuccess) return 0;
+  return av__kern_fail(e, "cudaStreamQuery", __FILE__, __LINE__);
+}
 
 static int av_cmp_float(const void *a, const void *b) {
   const float x = *(const float *)a, y = *(const float *)b;

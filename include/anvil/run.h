@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "anvil/error.h"
+#include "anvil/exec.h"
 #include "anvil/plan.h"
 #include "anvil/workload.h"
 
@@ -59,6 +60,12 @@ int anvil_device_plan_device(const anvil_device_plan_t *dp);
 int anvil_device_plan_upload(anvil_device_plan_t *dp, const anvil_plan_t *p,
                              const int32_t *table, int64_t row_stride, void *stream,
                              anvil_error_t *err);
+
+/* How the runs from here on copy KV into shared memory: ANVIL_KV_COPY_TMA (the default) by
+ * the tensor memory accelerator where the device (sm_90) and the cache allow it, else by
+ * cp.async; ANVIL_KV_COPY_CP_ASYNC always by cp.async (a plan with m128 tiles, which copy
+ * only by TMA, is then refused by anvil_run). Both give the same outputs. */
+int anvil_device_plan_set_kv_copy(anvil_device_plan_t *dp, int kv_copy, anvil_error_t *err);
 
 /* How the paged cache is laid out: told apart by its shape (block size and KV heads in
  * dims 1 and 2), or named where the two are equal. */
