@@ -7,6 +7,15 @@ enum { NAME_SIZE = 512, TEXT_SIZE = 1100 };
 
 static double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
 
+/* s padded with spaces to `width` characters on the terminal: UTF-8 continuation bytes take
+ * no column (an `auto→…` cell's arrow is three bytes, one column). */
+static void put_padded(const char *s, int width) {
+  int cols = 0;
+  for (const char *c = s; *c; c++) cols += ((unsigned char)*c & 0xC0) != 0x80;
+  fputs(s, stdout);
+  for (; cols < width; cols++) putchar(' ');
+}
+
 void av_cli_results_head(const anvil_results_head_t *h, void *user) {
   av_cli_results_print_t *p = user;
   if (p->before) p->before(p->before_user);
@@ -57,7 +66,9 @@ int av_cli_results_row(const anvil_result_row_t *x, void *user) {
            anvil_escape_text(x->error, b4, sizeof b4));
     return 0;
   }
-  printf("%-16s %-7s %-16s %7d %11.2f %11.2f %6.2f %10.2f %12.2f %8.2f\n", name, heads, label,
+  printf("%-16s %-7s ", name, heads);
+  put_padded(label, 16);
+  printf(" %7d %11.2f %11.2f %6.2f %10.2f %12.2f %8.2f\n",
          x->items, x->unique_kv_bytes / MB, x->query_centric_kv_bytes / MB, x->sharing_ratio,
          x->floor_us, x->predicted_us, ratio(x->predicted_us, x->floor_us));
   return 0;
