@@ -69,9 +69,16 @@ typedef struct av__api_bt_buf {
  * anvil_workload_from_block_table). */
 int av__api_bt_check(int64_t row_stride, const int32_t *kv_tokens, int32_t n_requests,
                      int block_size, av_error_t *e);
-/* The public block table (anvil_workload_from_block_table) as a workload. */
-int av__api_block_table(const int32_t *table, int64_t row_stride, const int32_t *kv_tokens,
-                        int32_t n_requests, int block_size, const av_heads_t *heads,
+/* The public block table (anvil_workload_from_block_table): row r (row_stride entries apart)
+ * holds request r's block ids, kv_tokens[r] its KV length. */
+typedef struct {
+  const int32_t *table;
+  int64_t row_stride;
+  const int32_t *kv_tokens;
+  int32_t n_requests;
+} av__api_bt_t;
+/* The public block table as a workload. */
+int av__api_block_table(const av__api_bt_t *bt, int block_size, const av_heads_t *heads,
                         av__api_bt_buf_t *buf, av_workload_t **out, av_error_t *e);
 void av__api_bt_buf_free(av__api_bt_buf_t *buf);
 

@@ -40,9 +40,11 @@ int av__api_bt_check(int64_t row_stride, const int32_t *kv_tokens, int32_t n_req
   return AV_OK;
 }
 
-int av__api_block_table(const int32_t *table, int64_t row_stride, const int32_t *kv_tokens,
-                        int32_t n_requests, int block_size, const av_heads_t *heads,
+int av__api_block_table(const av__api_bt_t *bt, int block_size, const av_heads_t *heads,
                         av__api_bt_buf_t *buf, av_workload_t **out, av_error_t *e) {
+  const int32_t *kv_tokens = bt->kv_tokens;
+  const int64_t row_stride = bt->row_stride;
+  const int32_t n_requests = bt->n_requests;
   *out = NULL;
   int rc = av__api_bt_check(row_stride, kv_tokens, n_requests, block_size, e);
   if (rc) return rc;
@@ -56,9 +58,9 @@ int av__api_block_table(const int32_t *table, int64_t row_stride, const int32_t 
     buf->counts[r] = n;
     buf->last[r] = kv_tokens[r] - (n - 1) * block_size;
   }
-  *out = av_workload_from_block_rows(table, row_stride, buf->counts, n_requests, block_size,
-                                     buf->last, heads, buf->want_shared ? buf->shared : NULL,
-                                     e);
+  const av_block_rows_t rows = {bt->table, row_stride, buf->counts, n_requests};
+  *out = av_workload_from_block_rows(&rows, block_size, buf->last, heads,
+                                     buf->want_shared ? buf->shared : NULL, e);
   return *out ? AV_OK : e->code ? e->code : AV_ERR_INTERNAL;
 }
 

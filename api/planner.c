@@ -196,8 +196,8 @@ static int plan_anew(anvil_planner_t *pl, const int32_t *table, int64_t stride,
                      const int32_t *tokens, int32_t n, av_error_t *e) {
   av_workload_t *w = NULL;
   av_plan_t *p = NULL;
-  int rc = av__api_block_table(table, stride, tokens, n, pl->block_size, &pl->heads, &pl->buf,
-                               &w, e);
+  int rc = av__api_block_table(&(av__api_bt_t){table, stride, tokens, n}, pl->block_size,
+                               &pl->heads, &pl->buf, &w, e);
   if (!rc) rc = av__choice_plan(&pl->choice, pl->t, w, pl->ops, &pl->sp, 1, &p, e);
   anvil_workload_t *wh = rc ? NULL : av__api_workload_wrap(w);
   anvil_plan_t *ph = wh ? av__api_plan_wrap(p, wh) : NULL;

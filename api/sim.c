@@ -30,7 +30,9 @@ int anvil_simulate(anvil_target_t *t, const anvil_plan_t *p, const char *model,
   if (!rc) rc = av__api_target_cost(t, &w->heads, &cost, &e);
   av_sim_result_t r;
   memset(&r, 0, sizeof r);
-  if (!rc) rc = av_sim_run(&cfg, p->p, w, &t->gpu, t->vs, cost, &r, tl ? &tl->tl : NULL, &e);
+  if (!rc)
+    rc = av_sim_run(&cfg, &(av_sim_input_t){p->p, w, &t->gpu, t->vs, cost}, &r, tl ? &tl->tl : NULL,
+                    &e);
   if (!rc) {
     av_floor_t f;
     av_workload_floor(w, &t->gpu, &f);

@@ -49,7 +49,8 @@ int anvil_workload_from_block_table(const int32_t *table, int64_t row_stride,
   av_heads_t h = av__api_heads(heads);
   av__api_bt_buf_t buf = {0};
   av_workload_t *w = NULL;
-  av__api_block_table(table, row_stride, kv_tokens, n_requests, block_size, &h, &buf, &w, &e);
+  av__api_block_table(&(av__api_bt_t){table, row_stride, kv_tokens, n_requests}, block_size, &h,
+                      &buf, &w, &e);
   av__api_bt_buf_free(&buf);
   return finish(w, out, &e, err);
 }

@@ -67,7 +67,8 @@ static int build(int64_t ctas, av_workload_t **w_out, av_plan_t **p_out, av_erro
     av_segment_t sg = {u, 0, n->kv_len_tokens};
     const int32_t *q = w->node_reqs + w->node_req_offsets[u];
     int32_t nq = w->node_req_offsets[u + 1] - w->node_req_offsets[u];
-    ok = av_plan_add_item(p, n->parent < 0 ? a : b, q, nq, &sg, 1, AV_OUT_PARTIAL, -1, -1) >= 0;
+    ok = av_plan_add_item(p, n->parent < 0 ? a : b, (av_item_work_t){q, nq, &sg, 1}, AV_OUT_PARTIAL,
+                          -1, -1) >= 0;
   }
   if (!ok || av_plan_finalize(p, err)) {
     if (!ok) av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory building the plan");

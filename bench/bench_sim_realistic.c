@@ -63,7 +63,7 @@ static int time_sim(const av_plan_t *p, const av_workload_t *w, const av_gpu_t *
     memset(&r, 0, sizeof r);
     double w0 = av_bench_clock_s(CLOCK_MONOTONIC);
     double t0 = av_bench_clock_s(CLOCK_THREAD_CPUTIME_ID);
-    int rc = av_sim_run(&cfg, p, w, gpu, vs, cost, &r, NULL, err);
+    int rc = av_sim_run(&cfg, &(av_sim_input_t){p, w, gpu, vs, cost}, &r, NULL, err);
     cpu[i] = av_bench_clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
     wall[i] = av_bench_clock_s(CLOCK_MONOTONIC) - w0;
     if (rc) return rc;

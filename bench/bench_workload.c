@@ -32,7 +32,7 @@ static int run_batch(const av_bench_batch_t *b, const av_gpu_t *gpu, const av_va
     av_plan_t *p = NULL;
     av_sim_result_t r = {0};
     rc = av_bench_plan_checked(k_schedulers[s], w, gpu, vs, cost, &p, err);
-    if (!rc) rc = av_sim_run(&cfg, p, w, gpu, vs, cost, &r, NULL, err);
+    if (!rc) rc = av_sim_run(&cfg, &(av_sim_input_t){p, w, gpu, vs, cost}, &r, NULL, err);
     if (!rc) {
       out[s] = (av_bench_workload_plan_t){.batch = b->name, .scheduler = k_schedulers[s],
                                           .items = p->n_items, .makespan_us = r.makespan_us,

@@ -125,11 +125,12 @@ static int load_field(const av_jctx_t *c, const json_t *root, const gpu_field_t 
   char *base = (char *)out + f->offset;
   if (f->is_int) {
     int64_t v;
-    rc = av_json_get_int(c, entry, where, "value", 1, 0, (int64_t)f->min, (int64_t)f->max, &v);
+    rc = av_json_get_int(c, entry, (av_json_field_t){where, "value", 1}, 0, (int64_t)f->min,
+                         (int64_t)f->max, &v);
     if (!rc) *(int *)base = (int)v;
   } else {
     double v;
-    rc = av_json_get_double(c, entry, where, "value", 1, 0, f->min, f->max, &v);
+    rc = av_json_get_double(c, entry, (av_json_field_t){where, "value", 1}, 0, f->min, f->max, &v);
     if (!rc) *(double *)base = v;
   }
   return rc;

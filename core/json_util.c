@@ -149,11 +149,11 @@ static int lookup(const av_jctx_t *c, const json_t *obj, const char *path, const
   return -1;
 }
 
-int av_json_get_int(const av_jctx_t *c, const json_t *obj, const char *path, const char *key,
-                    int required, int64_t def, int64_t min, int64_t max, int64_t *out) {
+int av_json_get_int(const av_jctx_t *c, const json_t *obj, av_json_field_t f, int64_t def,
+                    int64_t min, int64_t max, int64_t *out) {
   json_t *v;
   char where[256];
-  int found = lookup(c, obj, path, key, required, &v, where, sizeof where);
+  int found = lookup(c, obj, f.path, f.key, f.required, &v, where, sizeof where);
   if (found < 0) return c->err ? c->err->code : AV_ERR_SCHEMA;
   if (!found) {
     *out = def;
@@ -162,12 +162,11 @@ int av_json_get_int(const av_jctx_t *c, const json_t *obj, const char *path, con
   return av_json_as_int(c, v, where, min, max, out);
 }
 
-int av_json_get_double(const av_jctx_t *c, const json_t *obj, const char *path,
-                       const char *key, int required, double def, double min, double max,
-                       double *out) {
+int av_json_get_double(const av_jctx_t *c, const json_t *obj, av_json_field_t f, double def,
+                       double min, double max, double *out) {
   json_t *v;
   char where[256];
-  int found = lookup(c, obj, path, key, required, &v, where, sizeof where);
+  int found = lookup(c, obj, f.path, f.key, f.required, &v, where, sizeof where);
   if (found < 0) return c->err ? c->err->code : AV_ERR_SCHEMA;
   if (!found) {
     *out = def;
@@ -210,14 +209,13 @@ int av_json_get_string(const av_jctx_t *c, const json_t *obj, const char *path,
   return AV_OK;
 }
 
-int av_json_get_int_array(const av_jctx_t *c, const json_t *obj, const char *path,
-                          const char *key, int required, int allow_empty, int64_t min,
-                          int64_t max, int64_t **out, size_t *n) {
+int av_json_get_int_array(const av_jctx_t *c, const json_t *obj, av_json_field_t f, int allow_empty,
+                          int64_t min, int64_t max, int64_t **out, size_t *n) {
   json_t *v;
   char where[256];
   *out = NULL;
   *n = 0;
-  int found = lookup(c, obj, path, key, required, &v, where, sizeof where);
+  int found = lookup(c, obj, f.path, f.key, f.required, &v, where, sizeof where);
   if (found < 0) return c->err ? c->err->code : AV_ERR_SCHEMA;
   if (!found) return AV_OK;
   if (av_json_expect_array(c, v, where)) return c->err ? c->err->code : AV_ERR_SCHEMA;

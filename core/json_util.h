@@ -47,12 +47,19 @@ int av_json_as_int(const av_jctx_t *c, const json_t *v, const char *path, int64_
 int av_json_as_double(const av_jctx_t *c, const json_t *v, const char *path, double min,
                       double max, double *out);
 
+/* A field of an object: the object's JSON path (for messages), the key, and whether a
+ * missing key is an error. */
+typedef struct av_json_field {
+  const char *path;
+  const char *key;
+  int required;
+} av_json_field_t;
+
 /* Object getters: a missing key is an error when `required`, else *out = def. */
-int av_json_get_int(const av_jctx_t *c, const json_t *obj, const char *path, const char *key,
-                    int required, int64_t def, int64_t min, int64_t max, int64_t *out);
-int av_json_get_double(const av_jctx_t *c, const json_t *obj, const char *path,
-                       const char *key, int required, double def, double min, double max,
-                       double *out);
+int av_json_get_int(const av_jctx_t *c, const json_t *obj, av_json_field_t f, int64_t def,
+                    int64_t min, int64_t max, int64_t *out);
+int av_json_get_double(const av_jctx_t *c, const json_t *obj, av_json_field_t f, double def,
+                       double min, double max, double *out);
 int av_json_get_bool(const av_jctx_t *c, const json_t *obj, const char *path, const char *key,
                      int required, int def, int *out);
 /* *out borrows from obj (valid while obj lives). */
@@ -60,9 +67,8 @@ int av_json_get_string(const av_jctx_t *c, const json_t *obj, const char *path,
                        const char *key, int required, const char *def, const char **out);
 /* An array of integers in [min, max]; caller owns *out (free). An empty array is an error
  * unless allow_empty. */
-int av_json_get_int_array(const av_jctx_t *c, const json_t *obj, const char *path,
-                          const char *key, int required, int allow_empty, int64_t min,
-                          int64_t max, int64_t **out, size_t *n);
+int av_json_get_int_array(const av_jctx_t *c, const json_t *obj, av_json_field_t f, int allow_empty,
+                          int64_t min, int64_t max, int64_t **out, size_t *n);
 
 /* The text av_json_dump_file writes (indented, keys in order, doubles round-trip). Caller
  * frees. */

@@ -28,9 +28,15 @@ int64_t *av_limits_field(av_limits_t *l, const char *key) {
   return NULL;
 }
 
-static int over(const char *source, const char *path, const char *batch, const char *raise,
-                const char *key, const char *what, int64_t value, int64_t limit,
-                av_error_t *err) {
+/* Where a workload over its limits was read and how to lift them: the file, the JSON path,
+ * the batch's name and the advice to print (NULL: name the limits key to raise). */
+typedef struct {
+  const char *source, *path, *batch, *raise;
+} batch_at_t;
+
+static int over(const batch_at_t *at, const char *key, const char *what, int64_t value,
+                int64_t limit, av_error_t *err) {
+  const char *source = at->source, *path = at->path, *batch = at->batch, *raise = at->raise;
   if (raise)
     return av_error_set(err, AV_ERR_RANGE, source, path,
                         "batch '%s' has %lld %s, over the limit of %lld (limits.%s); %s", batch,
@@ -86,28 +92,27 @@ int av_limits_check_work(const av_limits_t *l, int64_t units, const char *who,
 int av_limits_check_workload(const av_limits_t *l, const av_workload_t *w, const char *batch,
                              const char *source, const char *path, const char *raise,
                              av_error_t *err) {
+  const batch_at_t at = {source, path, batch, raise};
   if (w->n_requests > l->requests)
-    return over(source, path, batch, raise, "requests", "requests", w->n_requests, l->requests, err);
+    return over(&at, "requests", "requests", w->n_requests, l->requests, err);
   int64_t longest = 0, attended = 0, path_max = 0;
   for (int32_t u = 0; u < w->n_nodes; u++)
     if (w->nodes[u].kv_len_tokens > longest) longest = w->nodes[u].kv_len_tokens;
   if (longest > l->node_tokens)
-    return over(source, path, batch, raise, "node_tokens", "KV tokens in one node", longest,
-                l->node_tokens, err);
+    return over(&at, "node_tokens", "KV tokens in one node", longest, l->node_tokens, err);
   for (int32_t r = 0; r < w->n_requests; r++) {
     const int64_t t = w->request_kv_tokens[r];
     if (t > path_max) path_max = t;
     attended += t;  /* each path <= 2^40 and requests <= 2^20: no overflow */
   }
   if (path_max > l->request_tokens)
-    return over(source, path, batch, raise, "request_tokens", "KV tokens on one request's path",
-                path_max, l->request_tokens, err);
+    return over(&at, "request_tokens", "KV tokens on one request's path", path_max,
+                l->request_tokens, err);
   if (attended > l->attended_tokens)
-    return over(source, path, batch, raise, "attended_tokens", "KV tokens attended in all",
-                attended, l->attended_tokens, err);
+    return over(&at, "attended_tokens", "KV tokens attended in all", attended, l->attended_tokens,
+                err);
   const int64_t bytes = av_limits_workload_bytes(w);
   if (bytes > l->memory_bytes)
-    return over(source, path, batch, raise, "memory_bytes", "bytes of workload", bytes,
-                l->memory_bytes, err);
+    return over(&at, "memory_bytes", "bytes of workload", bytes, l->memory_bytes, err);
   return AV_OK;
 }

@@ -115,9 +115,10 @@ int32_t av_plan_add_launch(av_plan_t *p, int32_t stream, const av_tile_t *tile,
 /* Negative counts are refused like an allocation failure: nothing sensible can be stored.
  * Items mostly carry a few queries and segments, copied by plain loops (a memcpy call costs
  * more than such a copy); long query lists go through memcpy. */
-int32_t av_plan_add_item(av_plan_t *p, int32_t launch, const int32_t *queries, int32_t n_q,
-                         const av_segment_t *segs, int32_t n_seg, av_output_t output,
+int32_t av_plan_add_item(av_plan_t *p, int32_t launch, av_item_work_t work, av_output_t output,
                          int32_t cta, int32_t order) {
+  const int32_t *queries = work.queries, n_q = work.n_q, n_seg = work.n_seg;
+  const av_segment_t *segs = work.segs;
   if (n_q < 0 || n_seg < 0) return -1;
   if (output == AV_OUT_PARTIAL && (int64_t)p->n_slots + n_q > INT32_MAX) return -1;
   if (p->n_items >= p->cap_items || (int64_t)p->n_item_queries + n_q > p->cap_item_queries ||

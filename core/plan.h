@@ -95,11 +95,18 @@ av_launch_model_t av_plan_issue_model(const av_plan_t *p, int sm_arch);
 /* Appends a launch; returns its index or -1 (out of memory). */
 int32_t av_plan_add_launch(av_plan_t *p, int32_t stream, const av_tile_t *tile,
                            int32_t persistent_ctas);
-/* Appends an item of `launch` over the given queries and segments (copied). PARTIAL items get
+/* An item's work: the n_q queries it serves and the n_seg KV segments it reads. */
+typedef struct av_item_work {
+  const int32_t *queries;
+  int32_t n_q;
+  const av_segment_t *segs;
+  int32_t n_seg;
+} av_item_work_t;
+
+/* Appends an item of `launch` over work's queries and segments (copied). PARTIAL items get
  * n_q consecutive new slots. cta/order are -1 for non-persistent launches. Returns the item
  * index or -1 (out of memory). */
-int32_t av_plan_add_item(av_plan_t *p, int32_t launch, const int32_t *queries, int32_t n_q,
-                         const av_segment_t *segs, int32_t n_seg, av_output_t output,
+int32_t av_plan_add_item(av_plan_t *p, int32_t launch, av_item_work_t work, av_output_t output,
                          int32_t cta, int32_t order);
 /* Optional: makes room for `items` more items carrying `item_queries` queries and `segments`
  * segments in all, so a scheduler that knows its plan's size builds it without regrowing

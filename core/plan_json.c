@@ -155,12 +155,12 @@ static int read_launch(const av_jctx_t *c, const json_t *o, const char *path, av
   int64_t stream, m, n, warps, pers;
   const char *kind;
   av_tile_t tile;
-  if (av_json_get_int(c, o, path, "stream", 1, 0, 0, INT32_MAX, &stream) ||
+  if (av_json_get_int(c, o, (av_json_field_t){path, "stream", 1}, 0, 0, INT32_MAX, &stream) ||
       av_json_get_string(c, o, path, "kind", 1, NULL, &kind) ||
-      av_json_get_int(c, o, path, "m", 1, 0, 1, INT32_MAX, &m) ||
-      av_json_get_int(c, o, path, "n", 1, 0, 1, INT32_MAX, &n) ||
-      av_json_get_int(c, o, path, "warps", 1, 0, 1, 64, &warps) ||
-      av_json_get_int(c, o, path, "persistent_ctas", 0, 0, 0, INT32_MAX, &pers))
+      av_json_get_int(c, o, (av_json_field_t){path, "m", 1}, 0, 1, INT32_MAX, &m) ||
+      av_json_get_int(c, o, (av_json_field_t){path, "n", 1}, 0, 1, INT32_MAX, &n) ||
+      av_json_get_int(c, o, (av_json_field_t){path, "warps", 1}, 0, 1, 64, &warps) ||
+      av_json_get_int(c, o, (av_json_field_t){path, "persistent_ctas", 0}, 0, 0, INT32_MAX, &pers))
     return err_code(c, AV_ERR_SCHEMA);
   if (av_kernel_kind_from_name(kind, &tile.kind)) {
     char where[256], names[128];
@@ -228,19 +228,24 @@ static int read_item(const av_jctx_t *c, const json_t *o, const char *path,
   if (p->n_launches == 0)
     rc = av_error_set(c->err, AV_ERR_RANGE, c->source, path,
                       "items need a launch, but \"launches\" is empty");
-  if (!rc) rc = av_json_get_int(c, o, path, "launch", 1, 0, 0, p->n_launches - 1, &launch);
+  if (!rc)
+    rc = av_json_get_int(c, o, (av_json_field_t){path, "launch", 1}, 0, 0, p->n_launches - 1,
+                         &launch);
   int pers = rc ? 0 : p->launches[launch].persistent_ctas;
   if (!rc)
-    rc = av_json_get_int_array(c, o, path, "queries", 1, 0, 0, w->n_requests - 1, &q, &nq);
+    rc = av_json_get_int_array(c, o, (av_json_field_t){path, "queries", 1}, 0, 0, w->n_requests - 1,
+                               &q, &nq);
   if (!rc && !json_object_get(o, "segments"))
     rc = av_error_set(c->err, AV_ERR_SCHEMA, c->source, where, "missing required key 'segments'");
   if (!rc) rc = read_segments(c, json_object_get(o, "segments"), where, w, &segs, &nseg);
   if (!rc) rc = av_json_get_string(c, o, path, "output", 1, NULL, &output);
   /* Persistent launches need a queue position; other launches have none (-1). */
-  if (!rc) rc = av_json_get_int(c, o, path, "cta", pers > 0, -1, pers > 0 ? 0 : -1,
-                                pers > 0 ? pers - 1 : -1, &cta);
-  if (!rc) rc = av_json_get_int(c, o, path, "order", pers > 0, -1, pers > 0 ? 0 : -1,
-                                pers > 0 ? INT32_MAX : -1, &order);
+  if (!rc)
+    rc = av_json_get_int(c, o, (av_json_field_t){path, "cta", pers > 0}, -1, pers > 0 ? 0 : -1,
+                         pers > 0 ? pers - 1 : -1, &cta);
+  if (!rc)
+    rc = av_json_get_int(c, o, (av_json_field_t){path, "order", pers > 0}, -1, pers > 0 ? 0 : -1,
+                         pers > 0 ? INT32_MAX : -1, &order);
   av_output_t out = AV_OUT_FINAL;
   if (!rc && strcmp(output, "final") && strcmp(output, "partial")) {
     av_jpath_key(where, sizeof where, path, "output");
@@ -253,8 +258,9 @@ static int read_item(const av_jctx_t *c, const json_t *o, const char *path,
   int32_t *q32 = rc ? NULL : malloc((nq + 1) * sizeof *q32);
   if (!rc && !q32) rc = av_error_set(c->err, AV_ERR_NOMEM, c->source, path, "out of memory");
   for (size_t k = 0; !rc && k < nq; k++) q32[k] = (int32_t)q[k];
-  if (!rc && av_plan_add_item(p, (int32_t)launch, q32, (int32_t)nq, segs, (int32_t)nseg, out,
-                              (int32_t)cta, (int32_t)order) < 0)
+  if (!rc &&
+      av_plan_add_item(p, (int32_t)launch, (av_item_work_t){q32, (int32_t)nq, segs, (int32_t)nseg},
+                       out, (int32_t)cta, (int32_t)order) < 0)
     rc = av_error_set(c->err, AV_ERR_NOMEM, c->source, path, "out of memory");
   free(q);
   free(q32);

@@ -68,19 +68,21 @@ static int parse_variant(const av_jctx_t *c, const json_t *obj, const char *path
   int rc = av_json_expect_object(c, obj, path);
   if (!rc) rc = av_json_check_keys(c, obj, path, keys);
   if (!rc) rc = parse_kind(c, obj, path, &v->tile.kind);
-  if (!rc) rc = av_json_get_int(c, obj, path, "m", 1, 0, 1, 1024, &m);
+  if (!rc) rc = av_json_get_int(c, obj, (av_json_field_t){path, "m", 1}, 0, 1, 1024, &m);
   /* The merge kernel walks partial states, not KV tiles: its n is 0. */
   if (!rc)
-    rc = av_json_get_int(c, obj, path, "n", 1, 0, v->tile.kind == AV_KERNEL_MERGE ? 0 : 1, 65536,
-                         &n);
-  if (!rc) rc = av_json_get_int(c, obj, path, "warps", 1, 0, 1, 32, &warps);
-  if (!rc) rc = av_json_get_int(c, obj, path, "head_dim", 1, 0, 1, 1024, &hd);
+    rc = av_json_get_int(c, obj, (av_json_field_t){path, "n", 1}, 0,
+                         v->tile.kind == AV_KERNEL_MERGE ? 0 : 1, 65536, &n);
+  if (!rc) rc = av_json_get_int(c, obj, (av_json_field_t){path, "warps", 1}, 0, 1, 32, &warps);
+  if (!rc) rc = av_json_get_int(c, obj, (av_json_field_t){path, "head_dim", 1}, 0, 1, 1024, &hd);
   if (!rc) rc = parse_dtype(c, obj, path, &v->dtype);
-  if (!rc) rc = av_json_get_int(c, obj, path, "arch", 1, 0, 50, 150, &arch);
-  if (!rc) rc = av_json_get_int(c, obj, path, "threads", 1, 0, 1, 1024, &threads);
-  if (!rc) rc = av_json_get_int(c, obj, path, "regs", 1, 0, 0, 255, &regs);
-  if (!rc) rc = av_json_get_int(c, obj, path, "smem", 1, 0, 0, 16 << 20, &smem);
-  if (!rc) rc = av_json_get_int(c, obj, path, "spills", 1, 0, 0, 1 << 30, &spills);
+  if (!rc) rc = av_json_get_int(c, obj, (av_json_field_t){path, "arch", 1}, 0, 50, 150, &arch);
+  if (!rc)
+    rc = av_json_get_int(c, obj, (av_json_field_t){path, "threads", 1}, 0, 1, 1024, &threads);
+  if (!rc) rc = av_json_get_int(c, obj, (av_json_field_t){path, "regs", 1}, 0, 0, 255, &regs);
+  if (!rc) rc = av_json_get_int(c, obj, (av_json_field_t){path, "smem", 1}, 0, 0, 16 << 20, &smem);
+  if (!rc)
+    rc = av_json_get_int(c, obj, (av_json_field_t){path, "spills", 1}, 0, 0, 1 << 30, &spills);
   if (rc) return rc;
   if (hd != 64 && hd != 128 && hd != 256) {
     char where[256];

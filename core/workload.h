@@ -101,12 +101,18 @@ av_workload_t *av_workload_from_block_table(const int64_t *const *blocks,
                                             const int32_t *n_blocks, int32_t n_requests,
                                             int block_size, const int32_t *last_block_tokens,
                                             const av_heads_t *heads, av_error_t *err);
-/* The same from an int32 table read in place: row r (row_stride entries apart) holds request
- * r's ids, of which the first n_blocks[r] (at most row_stride) are used. `shared` (n_requests
- * entries, or NULL) receives the leading blocks each request shares with the previous one. */
-av_workload_t *av_workload_from_block_rows(const int32_t *table, int64_t row_stride,
-                                           const int32_t *n_blocks, int32_t n_requests,
-                                           int block_size, const int32_t *last_block_tokens,
+/* An int32 block table read in place: row r (row_stride entries apart) holds request r's
+ * ids, of which the first n_blocks[r] (at most row_stride) are used. */
+typedef struct av_block_rows {
+  const int32_t *table;
+  int64_t row_stride;
+  const int32_t *n_blocks;
+  int32_t n_requests;
+} av_block_rows_t;
+/* The same from block rows. `shared` (n_requests entries, or NULL) receives the leading
+ * blocks each request shares with the previous one. */
+av_workload_t *av_workload_from_block_rows(const av_block_rows_t *rows, int block_size,
+                                           const int32_t *last_block_tokens,
                                            const av_heads_t *heads, int32_t *shared,
                                            av_error_t *err);
 /* The block table of w (block ids are node-major sequential numbers). Caller frees each

@@ -463,11 +463,13 @@ av_workload_t *av_workload_from_block_table(const int64_t *const *blocks,
                                   av__heads_or_default(heads, &hbuf), &loc);
 }
 
-av_workload_t *av_workload_from_block_rows(const int32_t *table, int64_t row_stride,
-                                           const int32_t *n_blocks, int32_t n_requests,
-                                           int block_size, const int32_t *last_block_tokens,
+av_workload_t *av_workload_from_block_rows(const av_block_rows_t *rows, int block_size,
+                                           const int32_t *last_block_tokens,
                                            const av_heads_t *heads, int32_t *shared,
                                            av_error_t *err) {
+  const int32_t *table = rows->table, *n_blocks = rows->n_blocks;
+  const int64_t row_stride = rows->row_stride;
+  const int32_t n_requests = rows->n_requests;
   av__wloc_t loc = {.source = NULL, .path = "", .err = err};
   av_heads_t hbuf;
   if (n_requests > 0 && (!table || !n_blocks)) {

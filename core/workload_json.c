@@ -111,7 +111,8 @@ static int read_common(const av_jctx_t *c, const json_t *spec, const char *path,
     out->heads.hkv = (int)h[1];
   }
   int64_t d;
-  if (av_json_get_int(c, spec, path, "head_dim", 0, out->heads.head_dim, 1, 1 << 20, &d))
+  if (av_json_get_int(c, spec, (av_json_field_t){path, "head_dim", 0}, out->heads.head_dim, 1,
+                      1 << 20, &d))
     return errcode(c, AV_ERR_SCHEMA);
   out->heads.head_dim = (int)d;
   const char *dt;
@@ -127,8 +128,8 @@ static int read_common(const av_jctx_t *c, const json_t *spec, const char *path,
                         "unknown dtype '%s'; expected one of: fp16, bf16", dt);
   }
   out->block_size_given = json_object_get(spec, "block_size") != NULL;
-  if (av_json_get_int(c, spec, path, "block_size", 0, 16, 1, AV_WL_MAX_BLOCK_SIZE,
-                      &out->block_size))
+  if (av_json_get_int(c, spec, (av_json_field_t){path, "block_size", 0}, 16, 1,
+                      AV_WL_MAX_BLOCK_SIZE, &out->block_size))
     return errcode(c, AV_ERR_SCHEMA);
   av__wloc_t loc = {.source = c->source, .path = path, .err = c->err};
   return av__heads_check(&out->heads, &loc);
@@ -139,8 +140,10 @@ static av_workload_t *read_levels(const av_jctx_t *c, const json_t *spec, const 
   int64_t *B = NULL, *L = NULL;
   size_t nB = 0, nL = 0;
   av_workload_t *w = NULL;
-  if (av_json_get_int_array(c, spec, path, "B", 1, 0, 1, AV_WL_MAX_NODES, &B, &nB) ||
-      av_json_get_int_array(c, spec, path, "L", 1, 0, 1, AV_WL_MAX_NODE_TOKENS, &L, &nL))
+  if (av_json_get_int_array(c, spec, (av_json_field_t){path, "B", 1}, 0, 1, AV_WL_MAX_NODES, &B,
+                            &nB) ||
+      av_json_get_int_array(c, spec, (av_json_field_t){path, "L", 1}, 0, 1, AV_WL_MAX_NODE_TOKENS,
+                            &L, &nL))
     goto done;
   if (nB != nL) {
     char where[256];
@@ -164,11 +167,13 @@ static av_workload_t *read_tree(const av_jctx_t *c, const json_t *spec, const ch
   int64_t arity, depth, per_leaf = 1, *L = NULL;
   size_t nL = 0;
   av_workload_t *w = NULL;
-  if (av_json_get_int(c, spec, path, "arity", 1, 0, 1, AV_WL_MAX_NODES, &arity) ||
-      av_json_get_int(c, spec, path, "depth", 1, 0, 1, 64, &depth) ||
-      (!degenerate && av_json_get_int(c, spec, path, "requests_per_leaf", 0, 1, 1,
-                                      AV_WL_MAX_REQUESTS, &per_leaf)) ||
-      av_json_get_int_array(c, spec, path, "L", 1, 0, 1, AV_WL_MAX_NODE_TOKENS, &L, &nL))
+  if (av_json_get_int(c, spec, (av_json_field_t){path, "arity", 1}, 0, 1, AV_WL_MAX_NODES,
+                      &arity) ||
+      av_json_get_int(c, spec, (av_json_field_t){path, "depth", 1}, 0, 1, 64, &depth) ||
+      (!degenerate && av_json_get_int(c, spec, (av_json_field_t){path, "requests_per_leaf", 0}, 1,
+                                      1, AV_WL_MAX_REQUESTS, &per_leaf)) ||
+      av_json_get_int_array(c, spec, (av_json_field_t){path, "L", 1}, 0, 1, AV_WL_MAX_NODE_TOKENS,
+                            &L, &nL))
     goto done;
   if (nL > (1u << 30)) nL = 1u << 30; /* reported as a mismatch with depth */
   av__wloc_t loc = {.source = c->source, .path = path, .err = c->err};
@@ -185,9 +190,11 @@ static av_workload_t *read_ratio(const av_jctx_t *c, const json_t *spec, const c
                                  const spec_common_t *sc) {
   int64_t batch, context;
   double ratio;
-  if (av_json_get_int(c, spec, path, "batch", 1, 0, 1, AV_WL_MAX_REQUESTS, &batch) ||
-      av_json_get_int(c, spec, path, "context", 1, 0, 1, AV_WL_MAX_NODE_TOKENS, &context) ||
-      av_json_get_double(c, spec, path, "shared_ratio", 1, 0, 0.0, 1.0, &ratio))
+  if (av_json_get_int(c, spec, (av_json_field_t){path, "batch", 1}, 0, 1, AV_WL_MAX_REQUESTS,
+                      &batch) ||
+      av_json_get_int(c, spec, (av_json_field_t){path, "context", 1}, 0, 1, AV_WL_MAX_NODE_TOKENS,
+                      &context) ||
+      av_json_get_double(c, spec, (av_json_field_t){path, "shared_ratio", 1}, 0, 0.0, 1.0, &ratio))
     return NULL;
   av__wloc_t loc = {.source = c->source, .path = path, .err = c->err};
   return av__workload_ratio(batch, context, ratio, &sc->heads, &loc);
@@ -202,9 +209,11 @@ static av_workload_t *read_random(const av_jctx_t *c, const json_t *spec, const 
   static const int64_t maxs[6] = {AV_WL_MAX_DEPTH, AV_WL_MAX_DEPTH, AV_WL_MAX_REQUESTS,
                                   1 << 16,         AV_WL_MAX_NODE_TOKENS,
                                   AV_WL_MAX_NODE_TOKENS};
-  if (av_json_get_int(c, spec, path, "seed", 0, 0, 0, INT64_MAX, &seed)) return NULL;
+  if (av_json_get_int(c, spec, (av_json_field_t){path, "seed", 0}, 0, 0, INT64_MAX, &seed))
+    return NULL;
   for (int i = 0; i < 6; i++)
-    if (av_json_get_int(c, spec, path, keys[i], 0, defs[i], 1, maxs[i], &v[i])) return NULL;
+    if (av_json_get_int(c, spec, (av_json_field_t){path, keys[i], 0}, defs[i], 1, maxs[i], &v[i]))
+      return NULL;
   av_random_spec_t rs = {.seed = (uint64_t)seed,
                          .min_depth = (int)v[0],
                          .max_depth = (int)v[1],
@@ -236,7 +245,8 @@ static av_workload_t *read_explicit(const av_jctx_t *c, const json_t *spec, cons
   int64_t *reqs = NULL;
   size_t nr = 0;
   /* An empty list is read, then rejected by finalize as an empty batch. */
-  if (av_json_get_int_array(c, spec, path, "requests", 1, 1, 0, AV_WL_MAX_NODES, &reqs, &nr))
+  if (av_json_get_int_array(c, spec, (av_json_field_t){path, "requests", 1}, 1, 0, AV_WL_MAX_NODES,
+                            &reqs, &nr))
     return NULL;
   if (nr > AV_WL_MAX_REQUESTS) nr = AV_WL_MAX_REQUESTS + 1;
   av_workload_t *w = av_workload_create((int32_t)n, (int32_t)(nr <= AV_WL_MAX_REQUESTS ? nr : 0));
@@ -253,8 +263,10 @@ static av_workload_t *read_explicit(const av_jctx_t *c, const json_t *spec, cons
     int64_t parent, len;
     av_jpath_index(item, sizeof item, where, i);
     if (av_json_expect_object(c, o, item) || av_json_check_keys(c, o, item, node_keys) ||
-        av_json_get_int(c, o, item, "parent", 1, 0, -1, AV_WL_MAX_NODES, &parent) ||
-        av_json_get_int(c, o, item, "kv_len", 1, 0, 1, AV_WL_MAX_NODE_TOKENS, &len)) {
+        av_json_get_int(c, o, (av_json_field_t){item, "parent", 1}, 0, -1, AV_WL_MAX_NODES,
+                        &parent) ||
+        av_json_get_int(c, o, (av_json_field_t){item, "kv_len", 1}, 0, 1, AV_WL_MAX_NODE_TOKENS,
+                        &len)) {
       av_workload_destroy(w);
       return NULL;
     }
@@ -385,7 +397,8 @@ static int bt_block_size(const av_jctx_t *c, const json_t *reqs, const char *whe
     if (av_json_check_keys(c, r, item, bt_request_keys)) return errcode(c, AV_ERR_SCHEMA);
     if (!json_object_get(r, "block_size")) continue;
     int64_t v;
-    if (av_json_get_int(c, r, item, "block_size", 1, 0, 1, AV_WL_MAX_BLOCK_SIZE, &v))
+    if (av_json_get_int(c, r, (av_json_field_t){item, "block_size", 1}, 0, 1, AV_WL_MAX_BLOCK_SIZE,
+                        &v))
       return errcode(c, AV_ERR_SCHEMA);
     if (!have) {
       have = 1;
@@ -461,7 +474,8 @@ static av_workload_t *read_block_table(const av_jctx_t *c, const json_t *spec,
       char bw[256];
       av_jpath_key(bw, sizeof bw, item, "blocks");
       ids = json_object_get(r, "blocks");
-      bad = av_json_get_int(c, r, item, "last_block_tokens", 0, 0, 0, bs, &last) != AV_OK;
+      bad = av_json_get_int(c, r, (av_json_field_t){item, "last_block_tokens", 0}, 0, 0, bs,
+                            &last) != AV_OK;
       if (!bad && !ids)
         bad = av_error_set(c->err, AV_ERR_SCHEMA, c->source, bw,
                            "missing required key 'blocks'") != AV_OK;

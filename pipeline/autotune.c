@@ -129,9 +129,12 @@ static void verdict(const av_autotune_result_t *res, char *out, size_t n) {
                              res->cand[i].name, res->measured_us[i]);
 }
 
-int av_autotune(av_exec_batch_t *b, const av_sched_ctx_t *ctx, const av_params_t *auto_params,
-                int k, const av_exec_opts_t *eo, av_autotune_cache_t *cache,
+int av_autotune(av_exec_batch_t *b, const av_sched_ctx_t *ctx, const av_autotune_opts_t *o,
                 av_autotune_result_t *res, av_plan_t **out, av_error_t *err) {
+  const av_params_t *auto_params = o->auto_params;
+  const int k = o->k;
+  const av_exec_opts_t *eo = o->eo;
+  av_autotune_cache_t *cache = o->cache;
   *out = NULL;
   memset(res, 0, sizeof *res);
   int rc = av_auto_rank(ctx, auto_params, res->cand, AV_AUTOTUNE_MAX_K, &res->n, err);

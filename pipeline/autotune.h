@@ -37,13 +37,20 @@ typedef struct av_autotune_result {
   double measured_us[AV_AUTOTUNE_MAX_K]; /* median of eo->repeats runs; 0 when not measured */
 } av_autotune_result_t;
 
+/* How to tune: auto's parameters (NULL: its defaults), the candidates to measure, the
+ * measurement's warm-up, repeats and L2 flush, and the cache of past winners. */
+typedef struct av_autotune_opts {
+  const av_params_t *auto_params;
+  int k;
+  const av_exec_opts_t *eo;
+  av_autotune_cache_t *cache;
+} av_autotune_opts_t;
+
 /* The tuned plan of ctx's batch (on GPU spec ctx->gpu, batch b on the device): ranked by
- * auto with `auto_params`, the cache consulted, else the k predicted fastest measured with
- * eo's warm-up, repeats and L2 flush (not verified: the caller verifies the plan it runs). The
- * plan is auto's ("auto"), its parameters the verdict: the winner, k, and each measured
- * candidate's time. */
-int av_autotune(av_exec_batch_t *b, const av_sched_ctx_t *ctx, const av_params_t *auto_params,
-                int k, const av_exec_opts_t *eo, av_autotune_cache_t *cache,
+ * auto with o->auto_params, o->cache consulted, else the o->k predicted fastest measured with
+ * o->eo (not verified: the caller verifies the plan it runs). The plan is auto's ("auto"),
+ * its parameters the verdict: the winner, k, and each measured candidate's time. */
+int av_autotune(av_exec_batch_t *b, const av_sched_ctx_t *ctx, const av_autotune_opts_t *o,
                 av_autotune_result_t *res, av_plan_t **out, av_error_t *err);
 
 #endif

@@ -211,8 +211,8 @@ static int exec_batch(const av_experiment_t *e, int bi, const exec_state_t *o,
       av_error_clear(&rerr);
       int rrc;
       if (o->autotune > 0 && (ops->flags & AV_SCHED_SIMULATES_OTHERS)) {
-        rrc = av_autotune(eb, &ctx, &params, o->autotune, &o->eo, o->cache, &row->tune, &plan,
-                          &rerr);
+        rrc = av_autotune(eb, &ctx, &(av_autotune_opts_t){&params, o->autotune, &o->eo, o->cache},
+                          &row->tune, &plan, &rerr);
         row->tuned = rrc == AV_OK;
       } else {
         rrc = av_scheduler_plan(ops, &params, &ctx, &plan, &rerr);

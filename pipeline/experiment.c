@@ -165,7 +165,7 @@ static int parse_one_heads(const av_jctx_t *c, const json_t *v, const char *wher
 static int parse_heads(const av_jctx_t *c, const json_t *root, av_experiment_t *e) {
   int64_t d;
   const char *dtype;
-  if (av_json_get_int(c, root, "", "head_dim", 0, 128, INT32_MIN, INT32_MAX, &d))
+  if (av_json_get_int(c, root, (av_json_field_t){"", "head_dim", 0}, 128, INT32_MIN, INT32_MAX, &d))
     return fail_code(c);
   if (d != 64 && d != 128 && d != 256)
     return av_error_set(c->err, AV_ERR_UNSUPPORTED, c->source, "head_dim",

@@ -15,7 +15,8 @@ int av__experiment_parse_limits(const av_jctx_t *c, const json_t *root, av_exper
     return c->err && c->err->code ? c->err->code : AV_ERR_SCHEMA;
   for (int i = 0; av_limits_keys[i]; i++) {
     int64_t *f = av_limits_field(&e->limits, av_limits_keys[i]);
-    if (av_json_get_int(c, v, "limits", av_limits_keys[i], 0, *f, 1, INT64_MAX / 4, f))
+    if (av_json_get_int(c, v, (av_json_field_t){"limits", av_limits_keys[i], 0}, *f, 1,
+                        INT64_MAX / 4, f))
       return c->err && c->err->code ? c->err->code : AV_ERR_SCHEMA;
   }
   return AV_OK;

@@ -101,7 +101,8 @@ static int expand_collection(const av_jctx_t *c, av_experiment_t *e, int *cap,
   if (av_json_check_keys(c, spec, where, keys) ||
       av_json_get_string(c, spec, where, "path", 1, NULL, &rel) ||
       av_json_get_string(c, spec, where, "prefix", 0, NULL, &prefix) ||
-      av_json_get_int_array(c, spec, where, "ids", 0, 0, 0, INT32_MAX, &ids, &n_ids))
+      av_json_get_int_array(c, spec, (av_json_field_t){where, "ids", 0}, 0, 0, INT32_MAX, &ids,
+                            &n_ids))
     return fail_code(c);
   char file[1024], pfx[64];
   av__experiment_resolve_path(file, sizeof file, c->source, rel);
@@ -130,7 +131,8 @@ static int expand_collection(const av_jctx_t *c, av_experiment_t *e, int *cap,
       rc = fail_code(&fc);
   }
   int64_t block = 0;
-  if (rc == AV_OK && av_json_get_int(&fc, root, "", "kv_block", 0, 0, 1, 1 << 20, &block))
+  if (rc == AV_OK &&
+      av_json_get_int(&fc, root, (av_json_field_t){"", "kv_block", 0}, 0, 1, 1 << 20, &block))
     rc = fail_code(&fc);
   size_t n_trees = trees ? json_array_size(trees) : 0;
   int64_t *tree_ids = calloc(n_trees ? n_trees : 1, sizeof *tree_ids);
@@ -140,7 +142,7 @@ static int expand_collection(const av_jctx_t *c, av_experiment_t *e, int *cap,
     av_jpath_index(tp, sizeof tp, "trees", k);
     const json_t *t = json_array_get(trees, k);
     if (av_json_expect_object(&fc, t, tp) || av_json_check_keys(&fc, t, tp, tree_keys) ||
-        av_json_get_int(&fc, t, tp, "id", 1, 0, 0, INT32_MAX, &tree_ids[k]))
+        av_json_get_int(&fc, t, (av_json_field_t){tp, "id", 1}, 0, 0, INT32_MAX, &tree_ids[k]))
       rc = fail_code(&fc);
   }
   if (rc == AV_OK) rc = check_ids(c, ids_path, ids, n_ids, tree_ids, n_trees, file);

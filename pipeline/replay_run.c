@@ -75,7 +75,7 @@ static int compare_ctas(const av_replay_opts_t *o, const av_costmodel_ops_t *ops
   }
   if (!rc) {
     av_sim_config_t cfg = {.model = AV_SIM_ENGINE, .record_timeline = 1};
-    rc = av_sim_run(&cfg, in->p, in->w, &in->gpu, in->vs, cost, &sim, &tl, err);
+    rc = av_sim_run(&cfg, &(av_sim_input_t){in->p, in->w, &in->gpu, in->vs, cost}, &sim, &tl, err);
   }
   if (!rc) rc = av_replay_compare(&in->t, in->p, &tl, &c, &n, err);
   if (!rc) {

@@ -152,8 +152,8 @@ static void run_row(run_t *r, const av_costmodel_t *cost, av_sched_memo_t *memo,
   const av_sched_prediction_t *same = !rc && !want_tl ? known(r, memo, row) : NULL;
   if (!rc && !same) rc = av_plan_check(plan, b->w, &err);
   if (!rc && !same)
-    rc = av_sim_run(&cfg, plan, b->w, g, r->vs, cost, &res, want_tl ? r->o->timeline : NULL,
-                    &err);
+    rc = av_sim_run(&cfg, &(av_sim_input_t){plan, b->w, g, r->vs, cost}, &res,
+                    want_tl ? r->o->timeline : NULL, &err);
   if (rc) {
     row_failed(row, &err);
   } else {

@@ -62,7 +62,7 @@ static int predict_cell(const av_gpu_t *g, const av_variants_t *vs, const av_til
   av_sim_result_t res;
   av_timeline_t tl = {0};
   memset(&res, 0, sizeof res);
-  if (!rc) rc = av_sim_run(&cfg, p, w, g, vs, cost, &res, &tl, err);
+  if (!rc) rc = av_sim_run(&cfg, &(av_sim_input_t){p, w, g, vs, cost}, &res, &tl, err);
   *us = NAN;
   for (int32_t i = 0; !rc && i < tl.n; i++)
     if (tl.ev[i].item == 0) *us = tl.ev[i].end_us - tl.ev[i].start_us;

@@ -97,7 +97,7 @@ static int run_step(trace_run_t *s, const av_trace_t *tr, int32_t i, av_trace_ro
   int rc = plan_step(s, w, &reuse, err);
   if (rc) return rc;
   av_sim_result_t r;
-  rc = av_sim_run(&s->cfg, s->plan, w, &s->gpu, s->vs, s->cost, &r, NULL, err);
+  rc = av_sim_run(&s->cfg, &(av_sim_input_t){s->plan, w, &s->gpu, s->vs, s->cost}, &r, NULL, err);
   if (rc) return rc;
   av_workload_stats_t ws;
   av_workload_stats(w, &ws);

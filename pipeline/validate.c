@@ -120,7 +120,9 @@ static int plan_pair(vrun_t *c, int bi, int si, const av_costmodel_t *cost,
   vp->seen = -1;
   if (!rc) rc = av_scheduler_plan(s->ops, &s->params, &ctx, &plan, err);
   if (!rc) rc = av_plan_check(plan, b->w, err);
-  if (!rc) rc = av_sim_run(&cfg, plan, b->w, g, c->vs, cost, &res, c->o->trace ? &vp->tl : NULL, err);
+  if (!rc)
+    rc = av_sim_run(&cfg, &(av_sim_input_t){plan, b->w, g, c->vs, cost}, &res,
+                    c->o->trace ? &vp->tl : NULL, err);
   const int twin = rc ? -1 : av_vseen_find(sp, plan);
   if (!rc) {
     row->batch = bi;

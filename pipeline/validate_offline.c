@@ -145,7 +145,9 @@ static int pair(octx_t *c, int bi, int si, const av_costmodel_t *cost, av_vseen_
              : av_error_set(err, AV_ERR_NOMEM, "validate", NULL, "out of memory");
   if (!rc) rc = av_scheduler_plan(s->ops, &s->params, &ctx, &plan, err);
   if (!rc) rc = av_plan_check(plan, b->w, err);
-  if (!rc) rc = av_sim_run(&cfg, plan, b->w, &c->e->gpus[0], c->vs, cost, &res, NULL, err);
+  if (!rc)
+    rc = av_sim_run(&cfg, &(av_sim_input_t){plan, b->w, &c->e->gpus[0], c->vs, cost}, &res, NULL,
+                    err);
   const int twin = rc ? -1 : av_vseen_find(sp, plan);
   if (!rc) {
     meas = row;

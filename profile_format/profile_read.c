@@ -10,7 +10,8 @@
 /* A strictly increasing positive grid axis at `path`.key. Caller frees *vals. */
 static int read_axis(const av_jctx_t *c, const json_t *obj, const char *path, const char *key,
                      int64_t **vals, size_t *n) {
-  int rc = av_json_get_int_array(c, obj, path, key, 1, 0, 1, INT64_C(1) << 40, vals, n);
+  int rc = av_json_get_int_array(c, obj, (av_json_field_t){path, key, 1}, 0, 1, INT64_C(1) << 40,
+                                 vals, n);
   if (rc) return rc;
   char where[256], item[256];
   av_jpath_key(where, sizeof where, path, key);

@@ -54,10 +54,10 @@ int av__profile_read_tile(const av_jctx_t *c, const json_t *obj, const char *pat
   int64_t m, n, warps, hd;
   char where[256];
   if ((rc = av_json_get_string(c, obj, path, "kind", 1, NULL, &kind)) ||
-      (rc = av_json_get_int(c, obj, path, "m", 1, 0, 1, 4096, &m)) ||
-      (rc = av_json_get_int(c, obj, path, "n", 1, 0, 1, 65536, &n)) ||
-      (rc = av_json_get_int(c, obj, path, "warps", 1, 0, 1, 32, &warps)) ||
-      (rc = av_json_get_int(c, obj, path, "head_dim", 1, 0, 1, 1024, &hd)) ||
+      (rc = av_json_get_int(c, obj, (av_json_field_t){path, "m", 1}, 0, 1, 4096, &m)) ||
+      (rc = av_json_get_int(c, obj, (av_json_field_t){path, "n", 1}, 0, 1, 65536, &n)) ||
+      (rc = av_json_get_int(c, obj, (av_json_field_t){path, "warps", 1}, 0, 1, 32, &warps)) ||
+      (rc = av_json_get_int(c, obj, (av_json_field_t){path, "head_dim", 1}, 0, 1, 1024, &hd)) ||
       (rc = av__profile_read_dtype(c, obj, path, "dtype", dtype)))
     return rc;
   av_jpath_key(where, sizeof where, path, "kind");
@@ -98,7 +98,8 @@ static int read_curve(const av_jctx_t *c, const json_t *obj, const char *path,
     return rc;
   int64_t *k = NULL;
   size_t n = 0;
-  if ((rc = av_json_get_int_array(c, obj, path, "k", 1, 0, 1, AV_PROFILE_CORES_MAX_K, &k, &n)))
+  if ((rc = av_json_get_int_array(c, obj, (av_json_field_t){path, "k", 1}, 0, 1,
+                                  AV_PROFILE_CORES_MAX_K, &k, &n)))
     return rc;
   av_jpath_key(where, sizeof where, path, "k");
   if (n > AV_PROFILE_CORES_MAX_K)
@@ -144,7 +145,8 @@ int av__profile_read_cores(const av_jctx_t *c, const json_t *root, av_profile_cu
   int64_t kv;
   if ((rc = av_json_expect_object(c, obj, "coresidency")) ||
       (rc = av_json_check_keys(c, obj, "coresidency", cores_keys)) ||
-      (rc = av_json_get_int(c, obj, "coresidency", "kv_tokens", 0, 0, 1, INT64_C(1) << 40, &kv)))
+      (rc = av_json_get_int(c, obj, (av_json_field_t){"coresidency", "kv_tokens", 0}, 0, 1,
+                            INT64_C(1) << 40, &kv)))
     return rc;
   const json_t *vs = json_object_get(obj, "variants");
   if (!vs)
@@ -184,11 +186,12 @@ static int read_merge_curve(const av_jctx_t *c, const json_t *obj, const char *p
   char where[256], item[300];
   if ((rc = av_json_expect_object(c, obj, path)) ||
       (rc = av_json_check_keys(c, obj, path, merge_curve_keys)) ||
-      (rc = av_json_get_int(c, obj, path, "head_dim", 1, 0, 1, 1024, &hd)) ||
+      (rc = av_json_get_int(c, obj, (av_json_field_t){path, "head_dim", 1}, 0, 1, 1024, &hd)) ||
       (rc = av__profile_read_dtype(c, obj, path, "dtype", &t->dtype)))
     return rc;
   t->head_dim = (int)hd;
-  if ((rc = av_json_get_int_array(c, obj, path, "slots", 1, 0, 1, 1 << 24, &slots, &n)))
+  if ((rc = av_json_get_int_array(c, obj, (av_json_field_t){path, "slots", 1}, 0, 1, 1 << 24,
+                                  &slots, &n)))
     return rc;
   av_jpath_key(where, sizeof where, path, "slots");
   if (n > AV_PROFILE_MERGE_MAX_PTS)
@@ -221,8 +224,9 @@ int av__profile_read_merge(const av_jctx_t *c, const json_t *root, av_profile_me
   int64_t rows;
   if ((rc = av_json_expect_object(c, obj, "merge")) ||
       (rc = av_json_check_keys(c, obj, "merge", merge_keys)) ||
-      (rc = av_json_get_int(c, obj, "merge", "rows_per_cta", 1, 0, 1, 1024, &rows)) ||
-      (rc = av_json_get_double(c, obj, "merge", "empty_cta_us", 0, 0, 0, 1e6,
+      (rc = av_json_get_int(c, obj, (av_json_field_t){"merge", "rows_per_cta", 1}, 0, 1, 1024,
+                            &rows)) ||
+      (rc = av_json_get_double(c, obj, (av_json_field_t){"merge", "empty_cta_us", 0}, 0, 0, 1e6,
                                &out->empty_cta_us)))
     return rc;
   out->rows_per_cta = (int)rows;

@@ -28,7 +28,8 @@ static int read_axis(const av_jctx_t *c, const json_t *obj, const char *path, co
   int64_t *v = NULL;
   size_t n = 0;
   char where[256], item[300];
-  int rc = av_json_get_int_array(c, obj, path, key, 1, 0, 1, INT64_C(1) << 30, &v, &n);
+  int rc = av_json_get_int_array(c, obj, (av_json_field_t){path, key, 1}, 0, 1, INT64_C(1) << 30,
+                                 &v, &n);
   av_jpath_key(where, sizeof where, path, key);
   if (!rc && n > (size_t)max_n)
     rc = av_error_set(c->err, AV_ERR_RANGE, c->source, where, "at most %d points, got %zu",
@@ -161,11 +162,12 @@ static int read_queue_variant(const av_jctx_t *c, const json_t *obj, const char 
       (rc = av_json_check_keys(c, obj, path, queue_variant_keys)) ||
       (rc = av__profile_read_tile(c, obj, path, 0, &v->tile, &v->head_dim, &v->dtype)) ||
       (rc = read_axis(c, obj, path, "n_kv", AV_PROFILE_START_MAX_KV, v->kv, &v->n_kv)) ||
-      (rc = av_json_get_int(c, obj, path, "loaded_ctas", 1, 0, 1, INT32_MAX, &loaded)) ||
+      (rc = av_json_get_int(c, obj, (av_json_field_t){path, "loaded_ctas", 1}, 0, 1, INT32_MAX,
+                            &loaded)) ||
       (rc = av__profile_read_numbers(c, obj, path, "first_us", (size_t)v->n_kv, 1e-6, 1e6,
                                      v->lone_us[0])) ||
-      (rc = av__profile_read_numbers(c, obj, path, "loaded_first_us", (size_t)v->n_kv, 1e-6,
-                                     1e6, v->dur_us[0][0])))
+      (rc = av__profile_read_numbers(c, obj, path, "loaded_first_us", (size_t)v->n_kv, 1e-6, 1e6,
+                                     v->dur_us[0][0])))
     return rc;
   v->n = 1;
   v->ctas[0] = (int32_t)loaded;

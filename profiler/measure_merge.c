@@ -77,11 +77,11 @@ av_plan_t *av_profile_merge_plan(const av_workload_t *w, const av_tile_t *tile,
     const int32_t q = 0;
     av_segment_t s = {.node = 0, .begin = j * AV_PROF_MERGE_SEG,
                       .end = (j + 1) * AV_PROF_MERGE_SEG};
-    ok = av_plan_add_item(p, launch, &q, 1, &s, 1, AV_OUT_PARTIAL, -1, -1) >= 0;
+    ok = av_plan_add_item(p, launch, (av_item_work_t){&q, 1, &s, 1}, AV_OUT_PARTIAL, -1, -1) >= 0;
   }
   for (int32_t r = 1; ok && r < w->n_requests; r++) {
     av_segment_t s = {.node = r, .begin = 0, .end = w->nodes[r].kv_len_tokens};
-    ok = av_plan_add_item(p, launch, &r, 1, &s, 1, AV_OUT_FINAL, -1, -1) >= 0;
+    ok = av_plan_add_item(p, launch, (av_item_work_t){&r, 1, &s, 1}, AV_OUT_FINAL, -1, -1) >= 0;
   }
   return av__profile_finish_plan(p, ok, w, err);
 }
@@ -97,7 +97,7 @@ av_plan_t *av_profile_empty_plan(const av_workload_t *w, const av_tile_t *tile, 
   int ok = launch >= 0;
   const int32_t q = w->node_reqs[w->node_req_offsets[0]];
   av_segment_t s = {.node = 0, .begin = 0, .end = w->nodes[0].kv_len_tokens};
-  ok = ok && av_plan_add_item(p, launch, &q, 1, &s, 1, AV_OUT_FINAL, 0, 0) >= 0;
+  ok = ok && av_plan_add_item(p, launch, (av_item_work_t){&q, 1, &s, 1}, AV_OUT_FINAL, 0, 0) >= 0;
   return av__profile_finish_plan(p, ok, w, err);
 }
 
@@ -185,8 +185,10 @@ int av__profile_join_tail(av_exec_batch_t *b, const av_gpu_t *g, const av_plan_t
 
 /* The merge subject's CTA with its partial states evicted: streamers (two per SM) read
  * twice L2 of KV after the states are written (av_profile_merge_cold_workload). */
-static int cold_point(const av_gpu_t *g, const av_tile_t *part, int32_t slots, int rows, int d,
-                      av_dtype_t dt, int runs, double *out, av_error_t *err) {
+static int cold_point(const av_gpu_t *g, const av_tile_t *part, int32_t slots,
+                      const av_profile_merge_t *m, int runs, double *out, av_error_t *err) {
+  const int rows = m->rows, d = m->head_dim;
+  const av_dtype_t dt = m->dtype;
   const int32_t streamers = 2 * (g->sm_count > 0 ? g->sm_count : 1);
   const double l2 = g->l2_bytes > 0 ? g->l2_bytes : 64e6;
   const double token_bytes = 2.0 * d * av_dtype_bytes(dt);
@@ -205,9 +207,23 @@ static int cold_point(const av_gpu_t *g, const av_tile_t *part, int32_t slots, i
   return rc;
 }
 
+/* The sums over every merge plan measured, for the means the profile keeps. */
+typedef struct {
+  double join_us, tail_us;
+  int points;
+} merge_sums_t;
+
+/* The head dim and dtype a merge curve is measured for. */
+typedef struct {
+  int head_dim;
+  av_dtype_t dtype;
+} merge_kind_t;
+
 static int merge_curve(const av_gpu_t *g, const av_variants_t *vs, const av_profile_opts_t *o,
-                       int d, av_dtype_t dt, const av_profile_t *out, av_profile_merge_t *m,
-                       double *join_sum, double *tail_sum, int *points, av_error_t *err) {
+                       merge_kind_t kind, const av_profile_t *out, av_profile_merge_t *m,
+                       merge_sums_t *sums, av_error_t *err) {
+  const int d = kind.head_dim;
+  const av_dtype_t dt = kind.dtype;
   av_tile_t part, merge;
   if (av_variants_tiles(vs, AV_KERNEL_PARTIAL, d, dt, g->sm_arch, &part, 1) < 1 ||
       av_variants_tiles(vs, AV_KERNEL_MERGE, d, dt, g->sm_arch, &merge, 1) < 1)
@@ -229,13 +245,12 @@ static int merge_curve(const av_gpu_t *g, const av_variants_t *vs, const av_prof
     if (!rc) rc = tail_point(b, p, &obs, out->launch_us, &tail, err);
     if (!rc) {
       m->time_us[i] = obs.cta_us / obs.ctas;
-      *join_sum += obs.join_us / obs.runs;
-      *tail_sum += tail;
-      (*points)++;
+      sums->join_us += obs.join_us / obs.runs;
+      sums->tail_us += tail;
+      sums->points++;
     }
     m->slots[i] = slots[i];
-    if (!rc)
-      rc = cold_point(g, &part, slots[i], m->rows, d, dt, o->runs, &m->time_cold_us[i], err);
+    if (!rc) rc = cold_point(g, &part, slots[i], m, o->runs, &m->time_cold_us[i], err);
     if (!rc && o->verbose)
       fprintf(stderr, "profile: merge d%d %s: %d slots/row x %d rows: %.2f us (states in L2), "
               "%.2f us (from HBM)\n", d, av_dtype_name(dt), (int)slots[i], m->rows,
@@ -295,8 +310,8 @@ static int measure_empty(const av_gpu_t *g, const av_variants_t *vs, int verbose
 
 int av_profile_measure_merge(const av_gpu_t *g, const av_variants_t *vs,
                              const av_profile_opts_t *o, av_profile_t *out, av_error_t *err) {
-  int rc = AV_OK, points = 0;
-  double join = 0, tail = 0;
+  int rc = AV_OK;
+  merge_sums_t sums = {0, 0, 0};
   out->n_merge = 0;
   for (int a = 0; a < o->n_head_dims && !rc; a++)
     for (int b = 0; b < o->n_dtypes && !rc; b++) {
@@ -304,14 +319,15 @@ int av_profile_measure_merge(const av_gpu_t *g, const av_variants_t *vs,
       if (out->n_merge == cap) break;
       av_profile_merge_t *m = &out->merge[out->n_merge];
       memset(m, 0, sizeof *m);
-      rc = merge_curve(g, vs, o, o->head_dims[a], (av_dtype_t)o->dtypes[b], out, m, &join,
-                       &tail, &points, err);
+      const merge_kind_t kind = {o->head_dims[a], (av_dtype_t)o->dtypes[b]};
+      rc = merge_curve(g, vs, o, kind, out, m, &sums, err);
       if (!rc && m->n > 0) out->n_merge++;
     }
   /* the join and the tail do not depend on the slots: means over every merge plan */
-  if (!rc && points > 0) {
-    out->join_us = join / points;
-    out->tail_us = fmax(tail / points, 0);
+  if (!rc && sums.points > 0) {
+    const int points = sums.points;
+    out->join_us = sums.join_us / points;
+    out->tail_us = fmax(sums.tail_us / points, 0);
     if (o->verbose)
       fprintf(stderr, "profile: merge join %.2f us, run tail %.2f us (%d plans)\n",
               out->join_us, out->tail_us, points);

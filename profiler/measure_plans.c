@@ -78,8 +78,8 @@ av_plan_t *av_profile_plan(const av_workload_t *w, const av_tile_t *tile, int se
     if (serial) launch = av_plan_add_launch(p, 0, tile, persistent ? 1 : 0);
     av_segment_t s = {.node = r, .begin = 0, .end = w->nodes[r].kv_len_tokens};
     int32_t cta = persistent ? (serial ? 0 : r) : -1;
-    ok = launch >= 0 && av_plan_add_item(p, launch, q, nq, &s, 1, tile_output(tile), cta,
-                                         persistent ? 0 : -1) >= 0;
+    ok = launch >= 0 && av_plan_add_item(p, launch, (av_item_work_t){q, nq, &s, 1},
+                                         tile_output(tile), cta, persistent ? 0 : -1) >= 0;
   }
   free(q);
   return av__profile_finish_plan(p, ok, w, err);
@@ -121,8 +121,8 @@ av_plan_t *av_profile_cores_plan(const av_workload_t *w, const av_tile_t *tile,
   for (int32_t q = 0; ok && q < w->n_requests; q++) {
     int32_t node = w->request_node[q];
     av_segment_t s = {.node = node, .begin = 0, .end = w->nodes[node].kv_len_tokens};
-    ok = av_plan_add_item(p, launch, &q, 1, &s, 1, tile_output(tile), persistent ? q : -1,
-                          persistent ? 0 : -1) >= 0;
+    ok = av_plan_add_item(p, launch, (av_item_work_t){&q, 1, &s, 1}, tile_output(tile),
+                          persistent ? q : -1, persistent ? 0 : -1) >= 0;
   }
   return av__profile_finish_plan(p, ok, w, err);
 }
@@ -168,9 +168,11 @@ int av_profile_max_resident(const json_t *trace, int *out, av_error_t *err) {
     const json_t *r = json_array_get(ctas, i);
     int64_t sm = 0;  /* copied below even when a key fails (then discarded) */
     double s = 0, t = 0;
-    rc = av_json_get_int(&c, r, where, "sm", 1, 0, 0, 1 << 20, &sm);
-    if (!rc) rc = av_json_get_double(&c, r, where, "start_us", 1, 0, -1e12, 1e12, &s);
-    if (!rc) rc = av_json_get_double(&c, r, where, "end_us", 1, 0, -1e12, 1e12, &t);
+    rc = av_json_get_int(&c, r, (av_json_field_t){where, "sm", 1}, 0, 0, 1 << 20, &sm);
+    if (!rc)
+      rc = av_json_get_double(&c, r, (av_json_field_t){where, "start_us", 1}, 0, -1e12, 1e12, &s);
+    if (!rc)
+      rc = av_json_get_double(&c, r, (av_json_field_t){where, "end_us", 1}, 0, -1e12, 1e12, &t);
     if (!rc && t < s)
       rc = av_error_set(err, AV_ERR_RANGE, SRC, where, "end_us %g before start_us %g", t, s);
     /* merge CTAs (item -1) run after the attention CTAs: not part of the grid measured */

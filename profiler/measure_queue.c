@@ -41,7 +41,8 @@ av_plan_t *av_profile_queue_plan(const av_workload_t *w, const av_tile_t *tile, 
     for (int32_t k = w->node_req_offsets[r]; k < w->node_req_offsets[r + 1]; k++)
       q[nq++] = w->node_reqs[k];
     av_segment_t s = {.node = r, .begin = 0, .end = w->nodes[r].kv_len_tokens};
-    ok = av_plan_add_item(p, launch, q, nq, &s, 1, AV_OUT_PARTIAL, r / per, r % per) >= 0;
+    ok = av_plan_add_item(p, launch, (av_item_work_t){q, nq, &s, 1}, AV_OUT_PARTIAL, r / per,
+                          r % per) >= 0;
   }
   free(q);
   return av__profile_finish_plan(p, ok, w, err);

@@ -127,11 +127,18 @@ static int have_table(const json_t *have, const av_tile_t *t, int d, av_dtype_t 
   return 0;
 }
 
+/* The KV lengths of a table's grid. */
+typedef struct {
+  const int64_t *kv;
+  int n;
+} kv_grid_t;
+
 /* Tables (empty grids) for every compiled variant of (d, dtype) on g's architecture that
  * `have` lacks (NULL: every one), with the predicted occupancy. */
 static int add_tables(const av_gpu_t *g, const av_variants_t *vs, int d, av_dtype_t dt,
-                      const int64_t *kv, int n_kv, const json_t *have, av_profile_t *out,
-                      av_error_t *err) {
+                      kv_grid_t grid, const json_t *have, av_profile_t *out, av_error_t *err) {
+  const int64_t *kv = grid.kv;
+  const int n_kv = grid.n;
   static const av_kernel_kind_t kinds[] = {AV_KERNEL_PARTIAL, AV_KERNEL_PERSISTENT,
                                            AV_KERNEL_DECODE};
   for (int k = 0; k < 3; k++) {
@@ -395,8 +402,8 @@ static int measure_tables(const av_gpu_t *gpu, const av_variants_t *vs,
   for (int a = 0; a < o->n_head_dims && !rc; a++)
     for (int b = 0; b < o->n_dtypes && !rc; b++) {
       int first = out->n;
-      rc = add_tables(gpu, vs, o->head_dims[a], (av_dtype_t)o->dtypes[b], kv, n_kv, have, out,
-                      err);
+      const kv_grid_t grid = {kv, n_kv};
+      rc = add_tables(gpu, vs, o->head_dims[a], (av_dtype_t)o->dtypes[b], grid, have, out, err);
       if (!rc && out->n == first) continue;
       if (!rc) rc = measure_grid(gpu, o, out, first, err);
       if (!rc) rc = measure_occupancy(gpu, out, first, err);

@@ -152,9 +152,11 @@ static int plan_pass(const av_sched_ctx_t *ctx, const av_params_t *params, av_ke
     if (!persistent)
       for (int32_t i = 0; i < n; i++) pieces[i].cta = pieces[i].order = -1;
     if (!rc)
-      rc = av_sched_emit_pieces(ctx, p, pieces, n, kind, AV_SCHED_TILES_SINGLE,
-                                (int)av_params_int(params, "tile_n"), persistent ? ctas : 0,
-                                err);
+      rc = av_sched_emit_pieces(
+          ctx, p, pieces, n,
+          (av_sched_emit_t){kind, AV_SCHED_TILES_SINGLE, (int)av_params_int(params, "tile_n"),
+                            persistent ? ctas : 0},
+          err);
   }
   free(pieces);
   av__gd_free(&g);

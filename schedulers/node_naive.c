@@ -92,7 +92,7 @@ int av__sched_plan_divided(const av_sched_ctx_t *ctx0, const av_params_t *params
     av_sched_tile_mode_t mode = single   ? AV_SCHED_TILES_SINGLE
                                 : beside ? AV_SCHED_TILES_BESIDE
                                          : AV_SCHED_TILES_PER_SHAPE;
-    rc = av_sched_emit_pieces(ctx, p, pieces, n, kind, mode, prefer_n, 0, err);
+    rc = av_sched_emit_pieces(ctx, p, pieces, n, (av_sched_emit_t){kind, mode, prefer_n, 0}, err);
   }
   free(pieces);
   free(cuts);

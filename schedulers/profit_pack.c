@@ -369,12 +369,30 @@ static int32_t pp_pieces(pp_cfg_t *c, const pp_cta_t *ctas, int32_t n_ctas, int3
   return n;
 }
 
+/* The CTAs, their member queries and their KV pieces. */
+typedef struct {
+  const pp_cta_t *ctas;
+  const int32_t *members;
+  const pp_piece_t *pieces;
+  int32_t n_pieces;
+} pp_work_t;
+
+/* Room for one path: its nodes root first and its segments (max_depth each). */
+typedef struct {
+  int32_t *chain;
+  av_segment_t *segs;
+} pp_path_buf_t;
+
 /* PAT §6 multi-stream forward: one launch per distinct tile shape (sorted by m, n, warps),
  * each on its own stream; PAT-serial puts them all on stream 0 in that order. */
 static int pp_emit(const pp_cfg_t *c, const av_workload_t *w, const int32_t *start,
-                   const pp_cta_t *ctas, const int32_t *members, const pp_piece_t *pieces,
-                   int32_t n_pieces, int32_t *chain, av_segment_t *segs, av_plan_t *p,
-                   av_error_t *err) {
+                   const pp_work_t *work, const pp_path_buf_t *buf, av_plan_t *p, av_error_t *err) {
+  const pp_cta_t *ctas = work->ctas;
+  const int32_t *members = work->members;
+  const pp_piece_t *pieces = work->pieces;
+  const int32_t n_pieces = work->n_pieces;
+  int32_t *chain = buf->chain;
+  av_segment_t *segs = buf->segs;
   av_tile_t shapes[PP_MAX_TILES];
   int n_shapes = 0;
   for (int32_t i = 0; i < n_pieces; i++) {
@@ -404,7 +422,8 @@ static int pp_emit(const pp_cfg_t *c, const av_workload_t *w, const int32_t *sta
       for (int32_t u = cta->node; k > 0; u = w->nodes[u].parent) chain[--k] = u;
       int32_t n_seg = av_sched_path_segments(w, chain, depth, pc->begin, pc->end, segs);
       int final = cta->whole && pc->begin == 0 && pc->end == cta->kv;
-      if (av_sched_add_item(p, launch, members + cta->q_begin, cta->n_q, segs, n_seg,
+      if (av_sched_add_item(p, launch,
+                            (av_item_work_t){members + cta->q_begin, cta->n_q, segs, n_seg},
                             final ? AV_OUT_FINAL : AV_OUT_PARTIAL, -1, -1, err) < 0)
         return AV_ERR_NOMEM;
     }
@@ -452,7 +471,9 @@ static int pp_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_plan
   p = av_plan_create(w, "profit_pack");
   if (!pieces || !p) goto nomem;
   int32_t n_pieces = pp_pieces(c, ctas, n_ctas, w->heads.hkv, pieces);
-  rc = pp_emit(c, w, start, ctas, members, pieces, n_pieces, chain, segs, p, err);
+  const pp_work_t work = {ctas, members, pieces, n_pieces};
+  const pp_path_buf_t buf = {chain, segs};
+  rc = pp_emit(c, w, start, &work, &buf, p, err);
   goto done;
 nomem:
   rc = av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory planning profit_pack");

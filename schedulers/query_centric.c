@@ -130,7 +130,7 @@ static int qc_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_plan
       int64_t b = chunk > 0 ? i * chunk : i * len / pieces;
       int64_t e = chunk > 0 ? (b + chunk < len ? b + chunk : len) : (i + 1) * len / pieces;
       int32_t ns = av_sched_path_segments(w, nodes, nn, b, e, segs);
-      if (av_sched_add_item(p, launch, &r, 1, segs, ns, o, -1, -1, err) < 0) {
+      if (av_sched_add_item(p, launch, (av_item_work_t){&r, 1, segs, ns}, o, -1, -1, err) < 0) {
         rc = AV_ERR_NOMEM;
         break;
       }

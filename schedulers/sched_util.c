@@ -159,10 +159,9 @@ int32_t av_sched_add_launch(av_plan_t *p, int32_t stream, const av_tile_t *tile,
   return l;
 }
 
-int32_t av_sched_add_item(av_plan_t *p, int32_t launch, const int32_t *queries, int32_t n_q,
-                          const av_segment_t *segs, int32_t n_seg, av_output_t output,
+int32_t av_sched_add_item(av_plan_t *p, int32_t launch, av_item_work_t work, av_output_t output,
                           int32_t cta, int32_t order, av_error_t *err) {
-  int32_t it = av_plan_add_item(p, launch, queries, n_q, segs, n_seg, output, cta, order);
+  int32_t it = av_plan_add_item(p, launch, work, output, cta, order);
   if (it < 0) av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory adding a plan item");
   return it;
 }
@@ -334,7 +333,8 @@ static int add_piece(const av_sched_ctx_t *ctx, av_plan_t *p, int32_t launch,
   const int32_t *q = w->node_reqs + w->node_req_offsets[pc->node] + pc->q_first;
   av_segment_t seg = {.node = pc->node, .begin = pc->begin, .end = pc->end};
   av_output_t o = piece_is_final(w, pc) ? AV_OUT_FINAL : AV_OUT_PARTIAL;
-  return av_sched_add_item(p, launch, q, pc->n_q, &seg, 1, o, pc->cta, pc->order, err) < 0
+  return av_sched_add_item(p, launch, (av_item_work_t){q, pc->n_q, &seg, 1}, o, pc->cta, pc->order,
+                           err) < 0
              ? AV_ERR_NOMEM
              : AV_OK;
 }
@@ -343,9 +343,19 @@ static int add_piece(const av_sched_ctx_t *ctx, av_plan_t *p, int32_t launch,
 /* One launch per tile shape (shapes[], shape_of[piece]): in order of m, launch i on stream
  * i, grids or (kind PERSISTENT) one wave of queues each; beside: the largest shape's grid
  * first, the others persistent in the room it leaves (av_sched_beside_queues). */
+typedef struct {
+  const av_tile_t *tiles; /* the distinct shapes */
+  int n;
+  const int8_t *of; /* per piece: its shape's index */
+} shape_set_t;
+
 static int emit_shapes(const av_sched_ctx_t *ctx, av_plan_t *p, const av_sched_piece_t *pieces,
-                       int32_t n, av_kernel_kind_t kind, int beside, const av_tile_t *shapes,
-                       int n_shapes, const int8_t *shape_of, int prefer_n, av_error_t *err) {
+                       int32_t n, const av_sched_emit_t *how, int beside, const shape_set_t *set,
+                       av_error_t *err) {
+  const av_kernel_kind_t kind = how->kind;
+  const int prefer_n = how->prefer_n, n_shapes = set->n;
+  const av_tile_t *shapes = set->tiles;
+  const int8_t *shape_of = set->of;
   /* streams in order of m: renumber shapes by their sorted position */
   int rank[MAX_SHAPES] = {0};
   for (int s = 0; s < n_shapes; s++) {
@@ -396,8 +406,11 @@ static int emit_shapes(const av_sched_ctx_t *ctx, av_plan_t *p, const av_sched_p
 }
 
 int av_sched_emit_pieces(const av_sched_ctx_t *ctx, av_plan_t *p, av_sched_piece_t *pieces,
-                         int32_t n, av_kernel_kind_t kind, av_sched_tile_mode_t mode,
-                         int prefer_n, int32_t persistent_ctas, av_error_t *err) {
+                         int32_t n, av_sched_emit_t how, av_error_t *err) {
+  const av_kernel_kind_t kind = how.kind;
+  const av_sched_tile_mode_t mode = how.mode;
+  const int prefer_n = how.prefer_n;
+  int32_t persistent_ctas = how.persistent_ctas;
   int rc;
   int32_t max_q = 1;
   int64_t n_queries = 0;
@@ -441,8 +454,8 @@ int av_sched_emit_pieces(const av_sched_ctx_t *ctx, av_plan_t *p, av_sched_piece
     if (s == n_shapes) shapes[n_shapes++] = t;
     shape_of[i] = (int8_t)s;
   }
-  rc = emit_shapes(ctx, p, pieces, n, kind, mode == AV_SCHED_TILES_BESIDE, shapes, n_shapes,
-                   shape_of, prefer_n, err);
+  const shape_set_t set = {shapes, n_shapes, shape_of};
+  rc = emit_shapes(ctx, p, pieces, n, &how, mode == AV_SCHED_TILES_BESIDE, &set, err);
   free(shape_of);
   return rc;
 }

@@ -63,8 +63,7 @@ int av_sched_node_is_whole_path(const av_workload_t *w, int32_t u);
 /* av_plan_add_launch / av_plan_add_item with AV_ERR_NOMEM in err. Return the index or -1. */
 int32_t av_sched_add_launch(av_plan_t *p, int32_t stream, const av_tile_t *tile,
                             int32_t persistent_ctas, av_error_t *err);
-int32_t av_sched_add_item(av_plan_t *p, int32_t launch, const int32_t *queries, int32_t n_q,
-                          const av_segment_t *segs, int32_t n_seg, av_output_t output,
+int32_t av_sched_add_item(av_plan_t *p, int32_t launch, av_item_work_t work, av_output_t output,
                           int32_t cta, int32_t order, av_error_t *err);
 
 /* Cost of an abstract item under ctx->cost (0 when the context has no cost model). */
@@ -107,6 +106,14 @@ typedef enum {
                                    shapes persistent in the room its CTAs leave per SM */
 } av_sched_tile_mode_t;
 
+/* How av_sched_emit_pieces launches its pieces. */
+typedef struct av_sched_emit {
+  av_kernel_kind_t kind;     /* the kernel the pieces run on */
+  av_sched_tile_mode_t mode; /* one tile, one launch per shape, or per shape beside a grid */
+  int prefer_n;              /* the tile n preferred among ties (av_sched_pick_tile) */
+  int32_t persistent_ctas;   /* > 0: one persistent launch of that many queues */
+} av_sched_emit_t;
+
 /* Builds the plan's launches and items from pieces (in array order within a launch). A piece
  * writes FINAL output when it covers its queries' whole paths, else PARTIAL. With
  * persistent_ctas > 0 the pieces form one persistent launch and their cta/order fields place
@@ -116,8 +123,7 @@ typedef enum {
  * the largest tile's pieces are a grid launched first and every smaller shape is a persistent
  * launch with av_sched_beside_queues queues, so its CTAs run beside the grid's. */
 int av_sched_emit_pieces(const av_sched_ctx_t *ctx, av_plan_t *p, av_sched_piece_t *pieces,
-                         int32_t n, av_kernel_kind_t kind, av_sched_tile_mode_t mode,
-                         int prefer_n, int32_t persistent_ctas, av_error_t *err);
+                         int32_t n, av_sched_emit_t how, av_error_t *err);
 
 /* Queues per KV head for a persistent launch of `small` beside a grid of n_big CTAs per KV
  * head of `big`: the CTAs of `small` that fit in the registers, shared memory, warps and CTA

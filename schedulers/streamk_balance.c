@@ -270,11 +270,29 @@ done:
   return rc;
 }
 
+/* The units, their queries and the chunks of them assigned to CTAs. */
+typedef struct {
+  const sk_unit_t *units;
+  const int32_t *queries;
+  sk_chunk_t *chunks;
+  int32_t n_chunks;
+} sk_work_t;
+
+/* Room for one path: its nodes root first and its segments (max_depth + 1 each). */
+typedef struct {
+  av_segment_t *segs;
+  int32_t *chain;
+} sk_path_buf_t;
+
 /* One persistent launch; items in CTA order, each CTA's queue in assignment order. */
-static int sk_emit(const sk_cfg_t *c, const av_workload_t *w, const sk_unit_t *units,
-                   const int32_t *queries, sk_chunk_t *chunks, int32_t n_chunks,
-                   int32_t *queue_start, av_segment_t *segs, int32_t *chain, av_plan_t *p,
-                   av_error_t *err) {
+static int sk_emit(const sk_cfg_t *c, const av_workload_t *w, const sk_work_t *work,
+                   int32_t *queue_start, const sk_path_buf_t *buf, av_plan_t *p, av_error_t *err) {
+  const sk_unit_t *units = work->units;
+  const int32_t *queries = work->queries;
+  sk_chunk_t *chunks = work->chunks;
+  const int32_t n_chunks = work->n_chunks;
+  av_segment_t *segs = buf->segs;
+  int32_t *chain = buf->chain;
   int32_t launch = av_sched_add_launch(p, 0, &c->tile, c->n_cta, err);
   if (launch < 0) return AV_ERR_NOMEM;
   /* queue_start holds queue lengths on entry: prefix sums give each CTA's first position */
@@ -301,7 +319,7 @@ static int sk_emit(const sk_cfg_t *c, const av_workload_t *w, const sk_unit_t *u
     for (int32_t v = u->node, d = depth; d > 0; v = w->nodes[v].parent) chain[--d] = v;
     int32_t n_seg = av_sched_path_segments(w, chain, depth, ch->begin, ch->end, segs);
     int final = u->whole && ch->begin == 0 && ch->end == u->kv;
-    if (av_sched_add_item(p, launch, queries + u->q_begin, u->n_q, segs, n_seg,
+    if (av_sched_add_item(p, launch, (av_item_work_t){queries + u->q_begin, u->n_q, segs, n_seg},
                           final ? AV_OUT_FINAL : AV_OUT_PARTIAL, ch->cta, ch->order, err) < 0)
       rc = AV_ERR_NOMEM;
   }
@@ -340,7 +358,9 @@ static int sk_plan(const av_sched_ctx_t *ctx, const av_params_t *params, av_plan
   } else {
     int32_t n_units = sk_units(&c, w, units, queries, sizes);
     int32_t n_chunks = sk_assign(&c, units, n_units, chunks, heap, queue);
-    rc = sk_emit(&c, w, units, queries, chunks, n_chunks, queue, segs, chain, p, err);
+    const sk_work_t work = {units, queries, chunks, n_chunks};
+    const sk_path_buf_t buf = {segs, chain};
+    rc = sk_emit(&c, w, &work, queue, &buf, p, err);
     if (rc == AV_OK) rc = sk_merge_order(p, w, err);
   }
   free(units);

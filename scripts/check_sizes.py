@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
-"""Fails when a tracked C or CUDA source file is longer than 600 lines or one of its
-top-level functions has a body longer than 80 lines (docs/style.md#sizes: split along a real
-seam).
+"""Fails when a tracked C or CUDA source file is longer than 600 lines, one of its
+top-level functions has a body longer than 80 lines, or a function definition or prototype
+takes more than 8 parameters (docs/style.md#sizes: split along a real seam; group parameters
+that travel together into a struct that says what they are).
 
 A function is a top-level brace block whose opening line ends a declarator: `...) {`. The
 body is counted from the line after its opening brace to the line before its closing one.
-Braces inside strings, character constants and comments are skipped. Usage:
+Braces inside strings, character constants and comments are skipped. A prototype or
+definition is a top-level declaration (outside any brace block but an `extern "C"` one, and
+outside preprocessor lines) of the form `TYPE NAME(PARAMETERS)` ending in `;` or `{`; its
+parameters are the commas at the list's own depth plus one (`(void)` and `()` are none).
+Usage:
   check_sizes.py [REPO_ROOT]     (default: the repository holding this script)
 """
 import os
@@ -15,6 +20,7 @@ import sys
 
 MAX_FILE_LINES = 600
 MAX_FUNCTION_LINES = 80
+MAX_PARAMETERS = 8
 SOURCE_EXTS = (".c", ".h", ".cu", ".cuh")
 
 
@@ -67,6 +73,58 @@ def functions(text):
     return found
 
 
+DECLARATOR = re.compile(r"\w[\w\s\*]*?\b(\w+)\s*\(((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)"
+                        r"\s*(?:__attribute__\s*\(\(.*\)\)\s*)?$", re.S)
+
+
+def blank_preprocessor(code):
+    """code with its preprocessor lines (and their continuations) blanked."""
+    lines, cont = code.split("\n"), False
+    for i, line in enumerate(lines):
+        if cont or line.lstrip().startswith("#"):
+            cont = line.rstrip().endswith("\\")
+            lines[i] = ""
+    return "\n".join(lines)
+
+
+def parameter_count(params):
+    """The parameters in a declarator's list: commas at its own depth plus one."""
+    text = params.strip()
+    if text in ("", "void"):
+        return 0
+    depth, n = 0, 1
+    for c in text:
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c == "," and depth == 0:
+            n += 1
+    return n
+
+
+def wide_functions(text):
+    """(name, line, parameters) of each top-level prototype or definition with more than
+    MAX_PARAMETERS parameters."""
+    code = blank_preprocessor(strip_code(text))
+    code = re.sub(r'extern\s*"\s*"\s*\{', lambda m: " " * len(m.group(0)), code)
+    found, depth, start = [], 0, 0
+    for i, c in enumerate(code):
+        if c in "{;" and depth == 0:
+            m = DECLARATOR.search(code[start:i].strip())
+            if m and parameter_count(m.group(2)) > MAX_PARAMETERS:
+                at = start + code[start:i].index(m.group(0)) + m.start(1) - m.start(0)
+                found.append((m.group(1), code.count("\n", 0, at) + 1,
+                              parameter_count(m.group(2))))
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth = max(depth - 1, 0)
+        if c in "{};" and depth == 0:
+            start = i + 1
+    return found
+
+
 def code_before(lines, no, col):
     """The text of the declaration before the brace at (no, col): this and earlier lines."""
     prev = "\n".join(lines[max(0, no - 8):no - 1])
@@ -103,12 +161,15 @@ def main(argv):
             if body > MAX_FUNCTION_LINES:
                 problems.append(f"{path}:{line}: function {name} is {body} lines long; "
                                 f"at most {MAX_FUNCTION_LINES} allowed")
+        for name, line, params in wide_functions(text):
+            problems.append(f"{path}:{line}: function {name} takes {params} parameters; "
+                            f"at most {MAX_PARAMETERS} allowed")
     for p in problems:
         print(p)
     if problems:
         print(f"{len(problems)} size limit(s) exceeded")
         return 1
-    print("sizes: every file and function within limits")
+    print("sizes: every file, function and parameter list within limits")
     return 0
 
 

@@ -129,12 +129,14 @@ static int predict(const av_sched_ctx_t *ctx, const race_t *r, const av_plan_t *
                    av_sched_prediction_t *pred, int *exact, av_error_t *e) {
   av_sim_config_t cfg = {.model = r->model, .kv_copy = ctx->kv_copy};
   av_sim_result_t res;
-  int rc = av_sim_run(&cfg, p, ctx->workload, ctx->gpu, ctx->variants, r->cost, &res, NULL, e);
+  int rc = av_sim_run(&cfg, &(av_sim_input_t){p, ctx->workload, ctx->gpu, ctx->variants, r->cost},
+                      &res, NULL, e);
   *exact = rc != AV_ERR_UNSUPPORTED || r->model != AV_SIM_ENGINE;
   if (!*exact) {
     av_error_clear(e);
     cfg.model = AV_SIM_WAVES;
-    rc = av_sim_run(&cfg, p, ctx->workload, ctx->gpu, ctx->variants, r->cost, &res, NULL, e);
+    rc = av_sim_run(&cfg, &(av_sim_input_t){p, ctx->workload, ctx->gpu, ctx->variants, r->cost},
+                    &res, NULL, e);
   }
   if (rc) return rc;
   *pred = (av_sched_prediction_t){

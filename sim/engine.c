@@ -499,12 +499,14 @@ int av__engine_run(const av__engine_in_t *in, av_sim_result_t *out, av_timeline_
   return rc;
 }
 
-int av__sim_engine(const av_sim_config_t *cfg, const av_plan_t *p, const av_workload_t *w,
-                   const av_gpu_t *gpu, const av_variants_t *variants,
-                   const av_costmodel_t *cost, av_sim_result_t *out, av_timeline_t *tl,
-                   av_error_t *err) {
-  av__engine_in_t in = {.plan = p, .workload = w, .gpu = gpu, .variants = variants,
-                        .cost = cost, .record_timeline = cfg->record_timeline,
+int av__sim_engine(const av_sim_config_t *cfg, const av_sim_input_t *sim_in, av_sim_result_t *out,
+                   av_timeline_t *tl, av_error_t *err) {
+  av__engine_in_t in = {.plan = sim_in->plan,
+                        .workload = sim_in->workload,
+                        .gpu = sim_in->gpu,
+                        .variants = sim_in->variants,
+                        .cost = sim_in->cost,
+                        .record_timeline = cfg->record_timeline,
                         .l2_lines = cfg->model == AV_SIM_ENGINE_LINES,
                         .kv_copy = cfg->kv_copy};
   return av__engine_run(&in, out, tl, NULL, err);

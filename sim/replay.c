@@ -36,7 +36,8 @@ static int load_record(const av_jctx_t *c, const json_t *rec, const char *path,
   double start, end;
   int rc = av_json_expect_object(c, rec, path);
   if (!rc) rc = av_json_check_keys(c, rec, path, keys);
-  if (!rc) rc = av_json_get_int(c, rec, path, "item", 1, 0, -1, INT32_MAX, &item);
+  if (!rc)
+    rc = av_json_get_int(c, rec, (av_json_field_t){path, "item", 1}, 0, -1, INT32_MAX, &item);
   if (!rc && item >= p->n_items) {
     char where[300];
     av_jpath_key(where, sizeof where, path, "item");
@@ -45,10 +46,12 @@ static int load_record(const av_jctx_t *c, const json_t *rec, const char *path,
                         "a merge CTA)",
                         (long long)item, p->n_items, p->n_items - 1);
   }
-  if (!rc) rc = av_json_get_int(c, rec, path, "head", 1, 0, 0, p->heads.hkv - 1, &head);
-  if (!rc) rc = av_json_get_int(c, rec, path, "sm", 1, 0, 0, 1 << 20, &sm);
-  if (!rc) rc = av_json_get_double(c, rec, path, "start_us", 1, 0, 0, 1e15, &start);
-  if (!rc) rc = av_json_get_double(c, rec, path, "end_us", 1, 0, 0, 1e15, &end);
+  if (!rc)
+    rc = av_json_get_int(c, rec, (av_json_field_t){path, "head", 1}, 0, 0, p->heads.hkv - 1, &head);
+  if (!rc) rc = av_json_get_int(c, rec, (av_json_field_t){path, "sm", 1}, 0, 0, 1 << 20, &sm);
+  if (!rc)
+    rc = av_json_get_double(c, rec, (av_json_field_t){path, "start_us", 1}, 0, 0, 1e15, &start);
+  if (!rc) rc = av_json_get_double(c, rec, (av_json_field_t){path, "end_us", 1}, 0, 0, 1e15, &end);
   if (rc) return rc;
   if (end < start) {
     char where[300];
@@ -125,7 +128,9 @@ static int load_root(const av_jctx_t *c, const json_t *root, const av_plan_t *p,
   int rc = av_json_expect_object(c, root, "");
   if (!rc) rc = av_json_check_keys(c, root, "", keys);
   if (!rc) rc = av_json_get_string(c, root, "", "gpu", 1, NULL, &gpu);
-  if (!rc) rc = av_json_get_double(c, root, "", "makespan_us", 1, 0, 0, 1e15, &t->makespan_us);
+  if (!rc)
+    rc = av_json_get_double(c, root, (av_json_field_t){"", "makespan_us", 1}, 0, 0, 1e15,
+                            &t->makespan_us);
   if (rc) return rc;
   snprintf(t->gpu, sizeof t->gpu, "%s", gpu);
   const json_t *ctas = json_object_get(root, "ctas");

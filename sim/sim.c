@@ -8,9 +8,8 @@
 #include "core/json_util.h"
 #include "sim/sim_internal.h"
 
-typedef int (*sim_model_fn)(const av_sim_config_t *, const av_plan_t *, const av_workload_t *,
-                            const av_gpu_t *, const av_variants_t *, const av_costmodel_t *,
-                            av_sim_result_t *, av_timeline_t *, av_error_t *);
+typedef int (*sim_model_fn)(const av_sim_config_t *, const av_sim_input_t *, av_sim_result_t *,
+                            av_timeline_t *, av_error_t *);
 
 static const struct {
   const char *name;
@@ -44,12 +43,10 @@ void av_sim_result_free(av_sim_result_t *r) {
   memset(r, 0, sizeof *r);
 }
 
-int av_sim_run(const av_sim_config_t *cfg, const av_plan_t *p, const av_workload_t *w,
-               const av_gpu_t *gpu, const av_variants_t *variants,
-               const av_costmodel_t *cost, av_sim_result_t *out, av_timeline_t *tl,
-               av_error_t *err) {
+int av_sim_run(const av_sim_config_t *cfg, const av_sim_input_t *in, av_sim_result_t *out,
+               av_timeline_t *tl, av_error_t *err) {
   memset(out, 0, sizeof *out);
-  if (!cfg || !p || !w || !gpu)
+  if (!cfg || !in || !in->plan || !in->workload || !in->gpu)
     return av_error_set(err, AV_ERR_INTERNAL, NULL, NULL,
                         "av_sim_run needs a config, a plan, a workload and a GPU");
   if (cfg->record_timeline && !tl)
@@ -67,7 +64,7 @@ int av_sim_run(const av_sim_config_t *cfg, const av_plan_t *p, const av_workload
     return av_error_set(err, AV_ERR_NAME, NULL, "sim", "unknown simulator model %d; expected "
                         "one of: %s", (int)cfg->model, list);
   }
-  int rc = run(cfg, p, w, gpu, variants, cost, out, tl, err);
+  int rc = run(cfg, in, out, tl, err);
   if (rc) av_sim_result_free(out);
   return rc;
 }

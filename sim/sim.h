@@ -66,11 +66,19 @@ typedef struct av_sim_config {
   av_kv_copy_t kv_copy;        /* how the kernels copy KV (the default, 0, is TMA) */
 } av_sim_config_t;
 
-/* Simulates plan p (finalized, checked) for workload w. cost supplies per-item fixed costs
- * and FLOPs. If cfg->record_timeline, *tl (caller-initialised to zero) receives every CTA. */
-int av_sim_run(const av_sim_config_t *cfg, const av_plan_t *p, const av_workload_t *w,
-               const av_gpu_t *gpu, const av_variants_t *variants,
-               const av_costmodel_t *cost, av_sim_result_t *out, av_timeline_t *tl,
-               av_error_t *err);
+/* What a simulation runs: a plan (finalized, checked) for its workload on a GPU, with the
+ * compiled kernel variants and the cost model that supplies per-item fixed costs and FLOPs. */
+typedef struct av_sim_input {
+  const av_plan_t *plan;
+  const av_workload_t *workload;
+  const av_gpu_t *gpu;
+  const av_variants_t *variants;
+  const av_costmodel_t *cost;
+} av_sim_input_t;
+
+/* Simulates in->plan for in->workload. If cfg->record_timeline, *tl (caller-initialised to
+ * zero) receives every CTA. */
+int av_sim_run(const av_sim_config_t *cfg, const av_sim_input_t *in, av_sim_result_t *out,
+               av_timeline_t *tl, av_error_t *err);
 
 #endif

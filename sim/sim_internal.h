@@ -6,15 +6,11 @@
 #include "sim/sim.h"
 
 /* The quick closed-form model (sim/sim_waves.c). */
-int av__sim_waves(const av_sim_config_t *cfg, const av_plan_t *p, const av_workload_t *w,
-                  const av_gpu_t *gpu, const av_variants_t *variants,
-                  const av_costmodel_t *cost, av_sim_result_t *out, av_timeline_t *tl,
-                  av_error_t *err);
+int av__sim_waves(const av_sim_config_t *cfg, const av_sim_input_t *in, av_sim_result_t *out,
+                  av_timeline_t *tl, av_error_t *err);
 
 /* The event-driven model (sim/engine.c). */
-int av__sim_engine(const av_sim_config_t *cfg, const av_plan_t *p, const av_workload_t *w,
-                   const av_gpu_t *gpu, const av_variants_t *variants,
-                   const av_costmodel_t *cost, av_sim_result_t *out, av_timeline_t *tl,
-                   av_error_t *err);
+int av__sim_engine(const av_sim_config_t *cfg, const av_sim_input_t *in, av_sim_result_t *out,
+                   av_timeline_t *tl, av_error_t *err);
 
 #endif

@@ -192,11 +192,19 @@ static double wave_time(const waves_scratch_t *s, int32_t U, int64_t j0,
   return by_bw > longest ? by_bw : longest;
 }
 
+/* A launch as the waves see it: its index, its units (CTAs per KV head) and CTAs per SM. */
+typedef struct {
+  int32_t l, units;
+  int ctas_per_sm;
+} waves_launch_t;
+
 /* One launch's waves starting at t0: returns the launch's duration and its busy CTA time
  * (Σ CTA time); records CTAs on tl when given. */
-static int run_launch(const av_plan_t *p, int32_t l, int32_t U, int k, const av_gpu_t *gpu,
+static int run_launch(const av_plan_t *p, const waves_launch_t *lw, const av_gpu_t *gpu,
                       const waves_scratch_t *s, double t0, av_timeline_t *tl, double *dur_us,
                       double *busy_us) {
+  const int32_t l = lw->l, U = lw->units;
+  const int k = lw->ctas_per_sm;
   int64_t N = (int64_t)U * p->heads.hkv, slots = (int64_t)k * gpu->sm_count;
   double bw_Bpus = av_gpu_hbm_bw_GBps(gpu) * 1e3; /* GB/s = 1e3 bytes/us */
   double t = 0, busy = 0;
@@ -264,7 +272,8 @@ static int run_all(const av_plan_t *p, const av_gpu_t *gpu, const av_variants_t 
     const double issue = !graph ? gpu->launch_overhead_us
                          : s->stream_end[si] > 0 ? lc.stream_gap_us : lc.issue_first_us;
     double start = s->stream_end[si] + issue, dur = 0, busy = 0;
-    if (U > 0 && run_launch(p, l, U, k, gpu, s, start, tl, &dur, &busy))
+    const waves_launch_t lw = {l, U, k};
+    if (U > 0 && run_launch(p, &lw, gpu, s, start, tl, &dur, &busy))
       return av_error_set(err, AV_ERR_NOMEM, NULL, NULL, "out of memory recording timeline");
     s->stream_end[si] = start + dur;
     av_sim_launch_result_t *lr = &out->launches[l];
@@ -281,11 +290,12 @@ static int run_all(const av_plan_t *p, const av_gpu_t *gpu, const av_variants_t 
   return AV_OK;
 }
 
-int av__sim_waves(const av_sim_config_t *cfg, const av_plan_t *p, const av_workload_t *w,
-                  const av_gpu_t *gpu, const av_variants_t *variants,
-                  const av_costmodel_t *cost, av_sim_result_t *out, av_timeline_t *tl,
-                  av_error_t *err) {
-  (void)w;
+int av__sim_waves(const av_sim_config_t *cfg, const av_sim_input_t *in, av_sim_result_t *out,
+                  av_timeline_t *tl, av_error_t *err) {
+  const av_plan_t *p = in->plan;
+  const av_gpu_t *gpu = in->gpu;
+  const av_variants_t *variants = in->variants;
+  const av_costmodel_t *cost = in->cost;
   if (!cost)
     return av_error_set(err, AV_ERR_INTERNAL, NULL, NULL, "the waves model needs a cost model");
   if (!variants)

@@ -51,8 +51,9 @@ static av_plan_t *make_plan(const av_workload_t *w, const av_tile_t *tile, int m
       int n = 0;
       for (int32_t u = w->request_node[r]; u >= 0; u = w->nodes[u].parent)
         segs[n++] = (av_segment_t){u, 0, w->nodes[u].kv_len_tokens};
-      ck_assert_int_ge(av_plan_add_item(p, l, &r, 1, segs, n, AV_OUT_FINAL,
-                                        queues ? r % 3 : -1, queues ? r / 3 : -1), 0);
+      ck_assert_int_ge(av_plan_add_item(p, l, (av_item_work_t){&r, 1, segs, n}, AV_OUT_FINAL,
+                                        queues ? r % 3 : -1, queues ? r / 3 : -1),
+                       0);
     }
   } else {
     for (int32_t u = 0; u < w->n_nodes; ++u) {
@@ -65,8 +66,9 @@ static av_plan_t *make_plan(const av_workload_t *w, const av_tile_t *tile, int m
           av_segment_t s = {u, part ? cut : 0, part ? len : cut};
           const int32_t n = nq - c < per ? nq - c : per;
           const int persist = mode == MODE_PERSIST;
-          ck_assert_int_ge(av_plan_add_item(p, l, q + c, n, &s, 1, AV_OUT_PARTIAL,
-                                            persist ? k % 3 : -1, persist ? k / 3 : -1), 0);
+          ck_assert_int_ge(av_plan_add_item(p, l, (av_item_work_t){q + c, n, &s, 1}, AV_OUT_PARTIAL,
+                                            persist ? k % 3 : -1, persist ? k / 3 : -1),
+                           0);
         }
     }
   }
@@ -455,7 +457,7 @@ START_TEST(test_autotune) {
   AV_CK_OK(av_autotune_cache_open(path, &cache, &err), &err);
   av_autotune_result_t res;
   av_plan_t *p = NULL;
-  AV_CK_OK(av_autotune(b, &ctx, NULL, 2, &o, &cache, &res, &p, &err), &err);
+  AV_CK_OK(av_autotune(b, &ctx, &(av_autotune_opts_t){NULL, 2, &o, &cache}, &res, &p, &err), &err);
   ck_assert_int_eq(res.k, 2);
   ck_assert(!res.from_cache);
   const int win = res.measured_us[1] < res.measured_us[0];
@@ -466,7 +468,7 @@ START_TEST(test_autotune) {
   AV_CK_OK(av_autotune_cache_save(&cache, &err), &err);
   av_autotune_cache_close(&cache);
   AV_CK_OK(av_autotune_cache_open(path, &cache, &err), &err);
-  AV_CK_OK(av_autotune(b, &ctx, NULL, 2, &o, &cache, &res, &p, &err), &err);
+  AV_CK_OK(av_autotune(b, &ctx, &(av_autotune_opts_t){NULL, 2, &o, &cache}, &res, &p, &err), &err);
   ck_assert(res.from_cache);
   ck_assert_int_eq(res.k, 0);
   ck_assert_str_eq(res.chose, res.cand[win].name);

@@ -286,7 +286,7 @@ av_plan_t *av_test_plan_qc(const av_workload_t *w, int pieces, int ctas) {
       av_segment_t segs[64];
       int32_t ns = av_test_path_segs(w, r, i * len / pieces, (i + 1) * len / pieces, segs);
       int32_t cta = ctas ? k % ctas : -1, order = ctas ? k / ctas : -1;
-      ck_assert_int_ge(av_plan_add_item(p, 0, &r, 1, segs, ns,
+      ck_assert_int_ge(av_plan_add_item(p, 0, (av_item_work_t){&r, 1, segs, ns},
                                         pieces > 1 ? AV_OUT_PARTIAL : AV_OUT_FINAL, cta, order),
                        0);
       k++;
@@ -306,7 +306,8 @@ av_plan_t *av_test_plan_nodes(const av_workload_t *w, int m_rows) {
   for (int32_t u = 0; u < w->n_nodes; u++) {
     av_segment_t s = {u, 0, w->nodes[u].kv_len_tokens};
     int32_t b = w->node_req_offsets[u], n = w->node_req_offsets[u + 1] - b;
-    ck_assert_int_ge(av_plan_add_item(p, 0, w->node_reqs + b, n, &s, 1, AV_OUT_PARTIAL, -1, -1),
+    ck_assert_int_ge(av_plan_add_item(p, 0, (av_item_work_t){w->node_reqs + b, n, &s, 1},
+                                      AV_OUT_PARTIAL, -1, -1),
                      0);
   }
   av_error_t err;
@@ -379,7 +380,8 @@ void av_test_request_items(av_plan_t *p, const av_workload_t *w, int32_t launch,
                            int r1) {
   for (int32_t r = r0; r < r1; r++) {
     av_segment_t sg = {r, 0, w->nodes[r].kv_len_tokens};
-    ck_assert_int_ge(av_plan_add_item(p, launch, &r, 1, &sg, 1, AV_OUT_FINAL, -1, -1), 0);
+    ck_assert_int_ge(
+        av_plan_add_item(p, launch, (av_item_work_t){&r, 1, &sg, 1}, AV_OUT_FINAL, -1, -1), 0);
   }
 }
 

@@ -140,11 +140,11 @@ static av_plan_t *by_hand(const av_workload_t *a) {
   av_tile_t tile = {.kind = AV_KERNEL_PARTIAL, .m_rows = 64, .n_tokens = 64, .warps = 4};
   int32_t l = av_plan_add_launch(p, 0, &tile, 0), all[4] = {0, 1, 2, 3};
   av_segment_t root = {0, 0, a->nodes[0].kv_len_tokens};
-  av_plan_add_item(p, l, all, 4, &root, 1, AV_OUT_PARTIAL, -1, -1);
+  av_plan_add_item(p, l, (av_item_work_t){all, 4, &root, 1}, AV_OUT_PARTIAL, -1, -1);
   for (int32_t r = 0; r < 4; r++) {
     int32_t u = a->request_node[r];
     av_segment_t own = {u, 0, a->nodes[u].kv_len_tokens};
-    av_plan_add_item(p, l, &r, 1, &own, 1, AV_OUT_PARTIAL, -1, -1);
+    av_plan_add_item(p, l, (av_item_work_t){&r, 1, &own, 1}, AV_OUT_PARTIAL, -1, -1);
   }
   return p;
 }

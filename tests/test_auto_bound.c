@@ -97,7 +97,7 @@ static int check_bound(const fixture_t *x, const av_plan_t *p, const char *where
   AV_CK_OK(av__auto_bound(&x->ctx, x->cost, p, &bound, &err), &err);
   av_sim_config_t cfg = {.model = AV_SIM_ENGINE};
   av_sim_result_t res;
-  int rc = av_sim_run(&cfg, p, x->w, &x->gpu, x->vs, x->cost, &res, NULL, &err);
+  int rc = av_sim_run(&cfg, &(av_sim_input_t){p, x->w, &x->gpu, x->vs, x->cost}, &res, NULL, &err);
   if (rc == AV_ERR_UNSUPPORTED) return 0;
   AV_CK_OK(rc, &err);
   ck_assert_msg(bound > 0, "%s: no bound", where);

@@ -101,7 +101,7 @@ static double lone_piece(int sm_arch, av_kv_copy_t copy, int64_t begin, int64_t 
   av_sim_result_t res;
   av_timeline_t tl;
   memset(&tl, 0, sizeof tl);
-  AV_CK_OK(av_sim_run(&cfg, p, w, &g, &vs, m, &res, &tl, &err), &err);
+  AV_CK_OK(av_sim_run(&cfg, &(av_sim_input_t){p, w, &g, &vs, m}, &res, &tl, &err), &err);
   double dur = -1;
   for (int i = 0; i < tl.n; i++)
     if (tl.ev[i].item == 0) dur = tl.ev[i].end_us - tl.ev[i].start_us;

@@ -173,7 +173,7 @@ static void sim_timeline(const char *path, const av_gpu_t *g, const av_variants_
   ck_assert_msg(m != NULL, "%s", err.message);
   av_sim_config_t cfg = {.model = AV_SIM_ENGINE, .record_timeline = 1};
   memset(tl, 0, sizeof *tl);
-  AV_CK_OK(av_sim_run(&cfg, p, w, g, vs, m, res, tl, &err), &err);
+  AV_CK_OK(av_sim_run(&cfg, &(av_sim_input_t){p, w, g, vs, m}, res, tl, &err), &err);
   av_costmodel_destroy(m);
 }
 
@@ -208,7 +208,8 @@ static void engine_grid(const char *path, int k, double *dur) {
   int32_t l = av_plan_add_launch(p, 0, &TILE, 0);
   for (int32_t r = 0; r < n; r++) {
     av_segment_t sg = {r, 0, 8192};
-    ck_assert_int_ge(av_plan_add_item(p, l, &r, 1, &sg, 1, AV_OUT_FINAL, -1, -1), 0);
+    ck_assert_int_ge(av_plan_add_item(p, l, (av_item_work_t){&r, 1, &sg, 1}, AV_OUT_FINAL, -1, -1),
+                     0);
   }
   av_sim_result_t res;
   av_timeline_t tl;
@@ -280,7 +281,8 @@ START_TEST(test_engine_hits_spare_hbm) {
   int32_t l0 = av_plan_add_launch(p, 0, &TILE, 0), l1 = av_plan_add_launch(p, 0, &TILE, 0);
   for (int32_t r = 0; r < 3; r++) {
     av_segment_t sg = {w->request_node[r], 0, 8192};
-    ck_assert_int_ge(av_plan_add_item(p, r == 0 ? l0 : l1, &r, 1, &sg, 1, AV_OUT_FINAL, -1, -1),
+    ck_assert_int_ge(av_plan_add_item(p, r == 0 ? l0 : l1, (av_item_work_t){&r, 1, &sg, 1},
+                                      AV_OUT_FINAL, -1, -1),
                      0);
   }
   av_sim_result_t res;
@@ -327,7 +329,8 @@ static void queue_pair(double hbm_GBps, int ctas, double *first, double *second)
   int32_t l = av_plan_add_launch(p, 0, &var[1].tile, ctas);
   for (int32_t r = 0; r < n; r++) {
     av_segment_t sg = {r, 0, 8192};
-    ck_assert_int_ge(av_plan_add_item(p, l, &r, 1, &sg, 1, AV_OUT_PARTIAL, r / 2, r % 2), 0);
+    ck_assert_int_ge(
+        av_plan_add_item(p, l, (av_item_work_t){&r, 1, &sg, 1}, AV_OUT_PARTIAL, r / 2, r % 2), 0);
   }
   av_sim_result_t res;
   av_timeline_t tl;

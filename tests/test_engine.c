@@ -37,6 +37,7 @@ static av_gpu_t test_gpu(void) {
 static av_variant_t g_var[2];
 static av_variants_t g_variants = {2, g_var};
 static const av_tile_t TILE = {AV_KERNEL_PARTIAL, 16, 64, 4};
+#define WORK1(q, n_q, seg) ((av_item_work_t){q, n_q, seg, 1}) /* an item of one segment */
 static const av_tile_t PTILE = {AV_KERNEL_PERSISTENT, 16, 64, 4};
 
 static void setup_variants(int smem) { av_test_tile_variants(g_var, smem); }
@@ -72,7 +73,7 @@ static void run_case(sim_case_t *c, int timeline) {
     ck_assert_ptr_nonnull(c->cost);
   }
   av_sim_config_t cfg = {.model = AV_SIM_ENGINE, .record_timeline = timeline};
-  AV_CK_OK(av_sim_run(&cfg, c->p, c->w, &c->gpu, &g_variants, c->cost, &c->res,
+  AV_CK_OK(av_sim_run(&cfg, &(av_sim_input_t){c->p, c->w, &c->gpu, &g_variants, c->cost}, &c->res,
                       timeline ? &c->tl : NULL, &err),
            &err);
 }
@@ -254,7 +255,7 @@ START_TEST(persistent_longest_queue) {
   for (int32_t r = 0; r < 10; r++) {
     av_segment_t sg = {r, 0, 1};
     int k = cta_of[r];
-    ck_assert_int_ge(av_plan_add_item(c.p, L, &r, 1, &sg, 1, AV_OUT_FINAL, k, order[k]++), 0);
+    ck_assert_int_ge(av_plan_add_item(c.p, L, WORK1(&r, 1, &sg), AV_OUT_FINAL, k, order[k]++), 0);
   }
   run_case(&c, 1);
   ck_assert_double_eq_tol(c.res.makespan_us, 2 + 5 * 10.0, 1e-6);
@@ -298,7 +299,7 @@ static void l2_case(double l2_bytes, int k, int32_t tokens, int inflight, av_sim
   int32_t L = av_plan_add_launch(c.p, 0, &TILE, 0);
   for (int32_t r = 0; r < k; r++) {
     av_segment_t sg = {0, 0, tokens};
-    ck_assert_int_ge(av_plan_add_item(c.p, L, &r, 1, &sg, 1, AV_OUT_FINAL, -1, -1), 0);
+    ck_assert_int_ge(av_plan_add_item(c.p, L, WORK1(&r, 1, &sg), AV_OUT_FINAL, -1, -1), 0);
   }
   run_case(&c, 0);
   *out = c.res;
@@ -369,9 +370,9 @@ static void tree_case(sim_case_t *c) {
     av_segment_t sg = {0, 0, 1000};  /* five CTAs re-read the shared root: L2 hits */
     int32_t q[4] = {r, r + 1, r + 2, r + 3};
     if (r % 4 == 0)
-      ck_assert_int_ge(av_plan_add_item(c->p, a, q, 4, &sg, 1, AV_OUT_PARTIAL, -1, -1), 0);
+      ck_assert_int_ge(av_plan_add_item(c->p, a, WORK1(q, 4, &sg), AV_OUT_PARTIAL, -1, -1), 0);
     av_segment_t leaf = {1 + r, 0, w->nodes[1 + r].kv_len_tokens};
-    ck_assert_int_ge(av_plan_add_item(c->p, b, &r, 1, &leaf, 1, AV_OUT_PARTIAL, -1, -1), 0);
+    ck_assert_int_ge(av_plan_add_item(c->p, b, WORK1(&r, 1, &leaf), AV_OUT_PARTIAL, -1, -1), 0);
   }
 }
 
@@ -563,7 +564,8 @@ START_TEST(missing_variant_is_an_error) {
   av_error_clear(&err);
   AV_CK_OK(av_plan_finalize(c.p, &err), &err);
   av_sim_config_t cfg = {.model = AV_SIM_ENGINE};
-  int rc = av_sim_run(&cfg, c.p, c.w, &c.gpu, &g_variants, NULL, &c.res, NULL, &err);
+  int rc =
+      av_sim_run(&cfg, &(av_sim_input_t){c.p, c.w, &c.gpu, &g_variants, NULL}, &c.res, NULL, &err);
   ck_assert_int_eq(rc, AV_ERR_UNSUPPORTED);
   ck_assert_str_eq(err.path, "launches[0].tile");
   ck_assert_ptr_nonnull(strstr(err.message, "m=64 n=128"));

@@ -239,7 +239,8 @@ static void fixture_free(fixture_t *f) {
 static void add_item(fixture_t *f, int32_t launch, int32_t r, av_output_t out, int32_t cta,
                      int32_t order) {
   av_segment_t s = {.node = r, .begin = 0, .end = f->w->nodes[r].kv_len_tokens};
-  ck_assert_int_ge(av_plan_add_item(f->p, launch, &r, 1, &s, 1, out, cta, order), 0);
+  ck_assert_int_ge(av_plan_add_item(f->p, launch, (av_item_work_t){&r, 1, &s, 1}, out, cta, order),
+                   0);
 }
 
 static const av_tile_t tile_k2 = {.kind = AV_KERNEL_PARTIAL, .m_rows = 16, .n_tokens = 64,
@@ -250,7 +251,8 @@ static void simulate(fixture_t *f, int timeline, av_sim_result_t *r, av_timeline
   av_error_clear(&err);
   AV_CK_OK(av_plan_finalize(f->p, &err), &err);
   av_sim_config_t cfg = {.model = AV_SIM_WAVES, .record_timeline = timeline};
-  AV_CK_OK(av_sim_run(&cfg, f->p, f->w, &f->gpu, f->vs, f->cost, r, tl, &err), &err);
+  AV_CK_OK(av_sim_run(&cfg, &(av_sim_input_t){f->p, f->w, &f->gpu, f->vs, f->cost}, r, tl, &err),
+           &err);
 }
 
 /* N equal CTAs, occupancy k, S SMs: ceil(N/(kS)) waves of one CTA time. The fixture's
@@ -414,8 +416,9 @@ START_TEST(test_waves_missing_variant) {
   AV_CK_OK(av_plan_finalize(f.p, &err), &err);
   av_sim_config_t cfg = {.model = AV_SIM_WAVES};
   av_sim_result_t r;
-  ck_assert_int_eq(av_sim_run(&cfg, f.p, f.w, &f.gpu, f.vs, f.cost, &r, NULL, &err),
-                   AV_ERR_UNSUPPORTED);
+  ck_assert_int_eq(
+      av_sim_run(&cfg, &(av_sim_input_t){f.p, f.w, &f.gpu, f.vs, f.cost}, &r, NULL, &err),
+      AV_ERR_UNSUPPORTED);
   ck_assert_ptr_null(r.launches);
   ck_assert_str_eq(err.path, "launches[0].tile");
   ck_assert_msg(strstr(err.message, "partial m=32 n=128 warps=8 (head_dim 128, fp16) on sm_90") &&

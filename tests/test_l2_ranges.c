@@ -102,8 +102,10 @@ static void simulate(const av_sched_ctx_t *ctx, const av_plan_t *p, pair_t *out)
     av_sim_config_t cfg = {.model = models[m]};
     av_sim_result_t res;
     memset(&res, 0, sizeof res);
-    AV_CK_OK(av_sim_run(&cfg, p, ctx->workload, ctx->gpu, ctx->variants, ctx->cost, &res,
-                        NULL, &err), &err);
+    AV_CK_OK(
+        av_sim_run(&cfg, &(av_sim_input_t){p, ctx->workload, ctx->gpu, ctx->variants, ctx->cost},
+                   &res, NULL, &err),
+        &err);
     out->us[m] = res.makespan_us;
     out->hbm[m] = res.hbm_bytes;
     av_sim_result_free(&res);

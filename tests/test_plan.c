@@ -126,19 +126,23 @@ START_TEST(test_growth) {
   int32_t r = 0;
   for (int64_t i = 0; i < 64; i++) {  /* request 0's root in 64 one-token items */
     av_segment_t s = {0, i, i + 1};
-    ck_assert_int_eq(av_plan_add_item(p, 0, &r, 1, &s, 1, AV_OUT_PARTIAL, -1, -1), i);
+    ck_assert_int_eq(av_plan_add_item(p, 0, (av_item_work_t){&r, 1, &s, 1}, AV_OUT_PARTIAL, -1, -1),
+                     i);
   }
   for (int32_t k = 1; k <= 48; k++) {  /* the rest of request 0's path */
     av_segment_t segs[3];
     int32_t ns = av_test_path_segs(w, 0, 64 + k - 1, 64 + k, segs);
-    ck_assert_int_ge(av_plan_add_item(p, 0, &r, 1, segs, ns, AV_OUT_PARTIAL, -1, -1), 0);
+    ck_assert_int_ge(
+        av_plan_add_item(p, 0, (av_item_work_t){&r, 1, segs, ns}, AV_OUT_PARTIAL, -1, -1), 0);
   }
   for (int32_t q = 1; q < 4; q++) {
     av_segment_t segs[3];
     int32_t ns = av_test_path_segs(w, q, 0, 112, segs);
-    ck_assert_int_ge(av_plan_add_item(p, 0, &q, 1, segs, ns, AV_OUT_FINAL, -1, -1), 0);
+    ck_assert_int_ge(
+        av_plan_add_item(p, 0, (av_item_work_t){&q, 1, segs, ns}, AV_OUT_FINAL, -1, -1), 0);
   }
-  ck_assert_int_eq(av_plan_add_item(p, 0, &r, -1, NULL, 0, AV_OUT_FINAL, -1, -1), -1);
+  ck_assert_int_eq(av_plan_add_item(p, 0, (av_item_work_t){&r, -1, NULL, 0}, AV_OUT_FINAL, -1, -1),
+                   -1);
   av_error_t err;
   av_error_clear(&err);
   AV_CK_OK(av_plan_finalize(p, &err), &err);
@@ -186,7 +190,8 @@ static void expect_overlap(int64_t begin, int64_t end, const char *message) {
   av_plan_t *p = av_test_plan_qc(w, 3, 0);
   int32_t r = 1;
   av_segment_t s = {0, begin, end};
-  ck_assert_int_eq(av_plan_add_item(p, 0, &r, 1, &s, 1, AV_OUT_PARTIAL, -1, -1), 12);
+  ck_assert_int_eq(av_plan_add_item(p, 0, (av_item_work_t){&r, 1, &s, 1}, AV_OUT_PARTIAL, -1, -1),
+                   12);
   av_error_t err;
   av_error_clear(&err);
   AV_CK_OK(av_plan_finalize(p, &err), &err);
@@ -297,7 +302,8 @@ START_TEST(test_final_and_other_item) {
   av_plan_t *p = av_test_plan_qc(w, 1, 0);
   int32_t r = 3;
   av_segment_t s = {0, 0, 1};
-  ck_assert_int_ge(av_plan_add_item(p, 0, &r, 1, &s, 1, AV_OUT_PARTIAL, -1, -1), 0);
+  ck_assert_int_ge(av_plan_add_item(p, 0, (av_item_work_t){&r, 1, &s, 1}, AV_OUT_PARTIAL, -1, -1),
+                   0);
   av_error_t err;
   av_error_clear(&err);
   AV_CK_OK(av_plan_finalize(p, &err), &err);

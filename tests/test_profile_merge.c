@@ -211,7 +211,7 @@ static av_sim_result_t simulate_gap(const char *path, const av_plan_t *p,
   av_sim_result_t res;
   av_timeline_t tl;
   memset(&tl, 0, sizeof tl);
-  AV_CK_OK(av_sim_run(&cfg, p, w, &g, &vs, m, &res, &tl, &err), &err);
+  AV_CK_OK(av_sim_run(&cfg, &(av_sim_input_t){p, w, &g, &vs, m}, &res, &tl, &err), &err);
   int merges = 0;
   double attn_end = 0, merge_start = 0, end = 0;
   for (int32_t i = 0; i < tl.n; i++) {
@@ -350,7 +350,8 @@ START_TEST(test_engine_join_and_tail) {
   for (int32_t j = 0; j < 4; j++) {
     const int32_t q = 0;
     av_segment_t sg = {0, j * 4096, (j + 1) * 4096};
-    ck_assert_int_ge(av_plan_add_item(p, l, &q, 1, &sg, 1, AV_OUT_PARTIAL, -1, -1), 0);
+    ck_assert_int_ge(
+        av_plan_add_item(p, l, (av_item_work_t){&q, 1, &sg, 1}, AV_OUT_PARTIAL, -1, -1), 0);
   }
   AV_CK_OK(av_plan_finalize(p, &err), &err);
   double gap, last, cta;

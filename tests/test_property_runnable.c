@@ -45,7 +45,8 @@ static void check_one(const av_scheduler_ops_t *ops, const char *alt, const av_s
   av_sim_config_t cfg = {.model = AV_SIM_ENGINE};
   av_sim_result_t res;
   memset(&res, 0, sizeof res);
-  rc = av_sim_run(&cfg, p, ctx->workload, ctx->gpu, ctx->variants, ctx->cost, &res, NULL, &err);
+  rc = av_sim_run(&cfg, &(av_sim_input_t){p, ctx->workload, ctx->gpu, ctx->variants, ctx->cost},
+                  &res, NULL, &err);
   ck_assert_msg(rc == AV_OK, "%s %s[%s]: simulator: %s", what, ops->name, alt ? alt : "",
                 err.message);
   av_sim_result_free(&res);

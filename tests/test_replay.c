@@ -52,7 +52,7 @@ static void build(int n, int hkv, int pctas, av_workload_t **w_out, av_plan_t **
   int32_t L = av_plan_add_launch(p, 0, pctas ? &PTILE : &TILE, pctas);
   for (int32_t r = 0; r < n; r++) {
     av_segment_t sg = {r, 0, 64};
-    ck_assert_int_ge(av_plan_add_item(p, L, &r, 1, &sg, 1, AV_OUT_FINAL,
+    ck_assert_int_ge(av_plan_add_item(p, L, (av_item_work_t){&r, 1, &sg, 1}, AV_OUT_FINAL,
                                       pctas ? r % pctas : -1, pctas ? r / pctas : -1),
                      0);
   }

@@ -386,7 +386,7 @@ START_TEST(auto_records_choice) {
   ck_assert_ptr_nonnull(roof);
   av_sim_config_t cfg = {.model = AV_SIM_ENGINE};
   av_sim_result_t r;
-  AV_CK_OK(av_sim_run(&cfg, p, w, &gpu, vs, roof, &r, NULL, &err), &err);
+  AV_CK_OK(av_sim_run(&cfg, &(av_sim_input_t){p, w, &gpu, vs, roof}, &r, NULL, &err), &err);
   const double chosen_us = r.makespan_us;
   av_sim_result_free(&r);
   int tried = 0;
@@ -397,7 +397,7 @@ START_TEST(auto_records_choice) {
       AV_CK_OK(av_params_set_text(&ap, all[i]->alternatives[a], "test", &err), &err);
       av_plan_t *alt = NULL;
       if (av_scheduler_plan(all[i], &ap, &ctx, &alt, &err) != AV_OK) continue;
-      AV_CK_OK(av_sim_run(&cfg, alt, w, &gpu, vs, roof, &r, NULL, &err), &err);
+      AV_CK_OK(av_sim_run(&cfg, &(av_sim_input_t){alt, w, &gpu, vs, roof}, &r, NULL, &err), &err);
       ck_assert_msg(chosen_us <= r.makespan_us + 1e-9, "%s[%s] predicted %.4f us < auto's %.4f",
                     all[i]->name, all[i]->alternatives[a], r.makespan_us, chosen_us);
       tried++;

@@ -239,7 +239,7 @@ static void engine_wave(const char *path, const av_gpu_t *g, av_tile_t tile, int
   av_sim_result_t res;
   av_timeline_t tl;
   memset(&tl, 0, sizeof tl);
-  AV_CK_OK(av_sim_run(&cfg, p, w, g, &vs, m, &res, &tl, &err), &err);
+  AV_CK_OK(av_sim_run(&cfg, &(av_sim_input_t){p, w, g, &vs, m}, &res, &tl, &err), &err);
   int n = 0;
   for (int i = 0; i < tl.n; i++)
     if (tl.ev[i].item >= 0) dur[tl.ev[i].item] = tl.ev[i].end_us - tl.ev[i].start_us, n++;

@@ -87,7 +87,9 @@ START_TEST(timelines_nest) {
       av_sim_config_t cfg = {.model = e->sim, .record_timeline = 1};
       AV_CK_OK(av_scheduler_plan(e->scheds[si].ops, &e->scheds[si].params, &ctx, &plan, &err),
                &err);
-      AV_CK_OK(av_sim_run(&cfg, plan, b->w, &e->gpus[0], vs, cost, &res, &tl, &err), &err);
+      AV_CK_OK(
+          av_sim_run(&cfg, &(av_sim_input_t){plan, b->w, &e->gpus[0], vs, cost}, &res, &tl, &err),
+          &err);
       AV_CK_OK(av_timeline_write_chrome(&tl, plan, path, &err), &err);
       char what[256];
       snprintf(what, sizeof what, "%s/%s", b->name, e->scheds[si].label);

@@ -132,11 +132,21 @@ END_TEST
 #define GB 1e9
 #define MIB (1024.0 * 1024.0)
 
-static const char *pick(const char *name, int sms, int arch, double l2, double mem,
-                        double clock, const char *spec, av_error_t *err, char *note) {
+/* A device as the driver reports it: SMs, compute capability (x10), L2 and memory bytes and
+ * the memory clock in MHz (0: unknown). */
+typedef struct {
+  int sms, arch;
+  double l2, mem, clock;
+} facts_t;
+
+static const char *pick(const char *name, facts_t f, const char *spec, av_error_t *err,
+                        char *note) {
   static av_gpu_t g;
-  av_device_desc_t d = {.sm_count = sms, .sm_arch = arch, .l2_bytes = l2, .total_bytes = mem,
-                        .mem_clock_MHz = clock};
+  av_device_desc_t d = {.sm_count = f.sms,
+                        .sm_arch = f.arch,
+                        .l2_bytes = f.l2,
+                        .total_bytes = f.mem,
+                        .mem_clock_MHz = f.clock};
   snprintf(d.name, sizeof d.name, "%s", name);
   av_error_clear(err);
   if (av_device_pick_spec(&d, spec, NULL, &g, note, 256, err)) return NULL;
@@ -147,18 +157,20 @@ START_TEST(test_device_auto_pick) {
   av_error_t err;
   char note[256];
   const char *s;
-  s = pick("NVIDIA H200", 132, 90, 60 * MIB, 150.1 * GB, 0, NULL, &err, note);
+  s = pick("NVIDIA H200", (facts_t){132, 90, 60 * MIB, 150.1 * GB, 0}, NULL, &err, note);
   ck_assert_msg(s && strcmp(s, "H200-SXM") == 0, "%s", err.message);
-  s = pick("NVIDIA H100 80GB HBM3", 132, 90, 50 * MIB, 85 * GB, 0, NULL, &err, note);
+  s = pick("NVIDIA H100 80GB HBM3", (facts_t){132, 90, 50 * MIB, 85 * GB, 0}, NULL, &err, note);
   ck_assert_msg(s && strcmp(s, "H100-SXM") == 0, "%s", err.message);
-  s = pick("NVIDIA A100-PCIE-40GB", 108, 80, 40 * MIB, 42.5 * GB, 1215, NULL, &err, note);
+  s = pick("NVIDIA A100-PCIE-40GB", (facts_t){108, 80, 40 * MIB, 42.5 * GB, 1215}, NULL, &err,
+           note);
   ck_assert_msg(s && strcmp(s, "A100-40GB-PCIe") == 0, "%s", err.message);
-  s = pick("NVIDIA A100-SXM4-80GB", 108, 80, 40 * MIB, 85.1 * GB, 1593, NULL, &err, note);
+  s = pick("NVIDIA A100-SXM4-80GB", (facts_t){108, 80, 40 * MIB, 85.1 * GB, 1593}, NULL, &err,
+           note);
   ck_assert_msg(s && strcmp(s, "A100-80GB-SXM") == 0, "%s", err.message);
-  s = pick("NVIDIA GeForce RTX 4090", 128, 89, 72 * MIB, 25.4 * GB, 0, NULL, &err, note);
+  s = pick("NVIDIA GeForce RTX 4090", (facts_t){128, 89, 72 * MIB, 25.4 * GB, 0}, NULL, &err, note);
   ck_assert_msg(s && strcmp(s, "RTX-4090") == 0, "%s", err.message);
   /* L2 and memory unknown: the name and hard facts still decide */
-  s = pick("NVIDIA H200", 132, 90, 0, 0, 0, NULL, &err, note);
+  s = pick("NVIDIA H200", (facts_t){132, 90, 0, 0, 0}, NULL, &err, note);
   ck_assert_msg(s && strcmp(s, "H200-SXM") == 0, "%s", err.message);
 }
 END_TEST
@@ -167,24 +179,27 @@ START_TEST(test_device_no_match) {
   av_error_t err;
   char note[256];
   /* H100 PCIe: 114 SMs */
-  ck_assert_ptr_null(pick("NVIDIA H100 PCIe", 114, 90, 50 * MIB, 80 * GB, 0, NULL, &err, note));
+  ck_assert_ptr_null(
+      pick("NVIDIA H100 PCIe", (facts_t){114, 90, 50 * MIB, 80 * GB, 0}, NULL, &err, note));
   ck_assert_int_eq(err.code, AV_ERR_MISMATCH);
   ck_assert_ptr_nonnull(strstr(err.message, "--gpu-spec"));
   ck_assert_ptr_nonnull(strstr(err.message, "NVIDIA H100 PCIe (114 SMs, sm_90"));
   /* A100 80 GB PCIe: hard facts of both A100 specs, rules of neither */
   ck_assert_ptr_null(
-      pick("NVIDIA A100 80GB PCIe", 108, 80, 40 * MIB, 80 * GB, 1512, NULL, &err, note));
+      pick("NVIDIA A100 80GB PCIe", (facts_t){108, 80, 40 * MIB, 80 * GB, 1512}, NULL, &err, note));
   ck_assert_ptr_nonnull(strstr(err.message, "matches no GPU spec"));
   /* an SXM A100 whose memory clock says PCIe */
   ck_assert_ptr_null(
-      pick("NVIDIA A100-SXM4-80GB", 108, 80, 40 * MIB, 85 * GB, 1512, NULL, &err, note));
+      pick("NVIDIA A100-SXM4-80GB", (facts_t){108, 80, 40 * MIB, 85 * GB, 1512}, NULL, &err, note));
   /* a 40 GB memory on a card called 80GB-SXM-like */
-  ck_assert_ptr_null(pick("NVIDIA A100-SXM4", 108, 80, 40 * MIB, 40 * GB, 0, NULL, &err, note));
+  ck_assert_ptr_null(
+      pick("NVIDIA A100-SXM4", (facts_t){108, 80, 40 * MIB, 40 * GB, 0}, NULL, &err, note));
   /* RTX 4090 D: fewer SMs */
-  ck_assert_ptr_null(pick("NVIDIA GeForce RTX 4090 D", 114, 89, 72 * MIB, 24 * GB, 0, NULL,
-                          &err, note));
+  ck_assert_ptr_null(pick("NVIDIA GeForce RTX 4090 D", (facts_t){114, 89, 72 * MIB, 24 * GB, 0},
+                          NULL, &err, note));
   /* an unknown card */
-  ck_assert_ptr_null(pick("NVIDIA L40S", 142, 89, 96 * MIB, 48 * GB, 0, NULL, &err, note));
+  ck_assert_ptr_null(
+      pick("NVIDIA L40S", (facts_t){142, 89, 96 * MIB, 48 * GB, 0}, NULL, &err, note));
   ck_assert_ptr_nonnull(strstr(err.message, "H200-SXM"));
 }
 END_TEST
@@ -194,25 +209,26 @@ START_TEST(test_device_named_spec) {
   char note[256];
   const char *s;
   /* the H200's own spec, named: no note */
-  s = pick("NVIDIA H200", 132, 90, 60 * MIB, 150 * GB, 0, "H200-SXM", &err, note);
+  s = pick("NVIDIA H200", (facts_t){132, 90, 60 * MIB, 150 * GB, 0}, "H200-SXM", &err, note);
   ck_assert_msg(s && strcmp(s, "H200-SXM") == 0, "%s", err.message);
   ck_assert_str_eq(note, "");
   /* H100 spec on an H200: L2 differs, refused */
-  ck_assert_ptr_null(pick("NVIDIA H200", 132, 90, 60 * MIB, 150 * GB, 0, "H100-SXM", &err, note));
+  ck_assert_ptr_null(
+      pick("NVIDIA H200", (facts_t){132, 90, 60 * MIB, 150 * GB, 0}, "H100-SXM", &err, note));
   ck_assert_int_eq(err.code, AV_ERR_MISMATCH);
   ck_assert_str_eq(err.path, "--gpu-spec");
   ck_assert_ptr_nonnull(strstr(err.message, "L2"));
   /* ... but when the device does not report its L2, only the name differs: accepted with a
    * note, never silently */
-  s = pick("NVIDIA H200", 132, 90, 0, 150 * GB, 0, "H100-SXM", &err, note);
+  s = pick("NVIDIA H200", (facts_t){132, 90, 0, 150 * GB, 0}, "H100-SXM", &err, note);
   ck_assert_msg(s && strcmp(s, "H100-SXM") == 0, "%s", err.message);
   ck_assert_ptr_nonnull(strstr(note, "H100"));
   /* an A100 spec on an H200: SMs and architecture differ */
   ck_assert_ptr_null(
-      pick("NVIDIA H200", 132, 90, 60 * MIB, 150 * GB, 0, "A100-80GB-SXM", &err, note));
+      pick("NVIDIA H200", (facts_t){132, 90, 60 * MIB, 150 * GB, 0}, "A100-80GB-SXM", &err, note));
   ck_assert_ptr_nonnull(strstr(err.message, "sm_90"));
   /* an unknown spec name lists the valid ones */
-  ck_assert_ptr_null(pick("NVIDIA H200", 132, 90, 0, 0, 0, "H300", &err, note));
+  ck_assert_ptr_null(pick("NVIDIA H200", (facts_t){132, 90, 0, 0, 0}, "H300", &err, note));
   ck_assert_int_eq(err.code, AV_ERR_NAME);
   ck_assert_ptr_nonnull(strstr(err.message, "RTX-4090"));
 }

@@ -360,8 +360,8 @@ static void round_trip(const av_workload_t *w, int bs) {
   for (int32_t r = 0; r < w->n_requests; r++)
     for (int32_t j = 0; j < stride; j++)
       table[(size_t)r * stride + j] = j < nb[r] ? (int32_t)blocks[r][j] : -1;
-  av_workload_t *rows = av_workload_from_block_rows(table, stride, nb, w->n_requests, bs, lbt,
-                                                    &w->heads, NULL, &err);
+  av_workload_t *rows = av_workload_from_block_rows(
+      &(av_block_rows_t){table, stride, nb, w->n_requests}, bs, lbt, &w->heads, NULL, &err);
   AV_CK_OK(err.code, &err);
   ck_assert_msg(av_workload_equal(w, rows) && !strcmp(back->name, rows->name),
                 "%s: block rows differ from block lists (bs %d)", w->name, bs);
@@ -475,7 +475,8 @@ START_TEST(test_block_table_splits) {
   const int32_t rows[] = {7, 1, 2, 9, 3, 2};
   int32_t nrows[] = {3, 3};
   av_error_clear(&err);
-  ck_assert_ptr_null(av_workload_from_block_rows(rows, 3, nrows, 2, 16, NULL, NULL, NULL, &err));
+  ck_assert_ptr_null(av_workload_from_block_rows(&(av_block_rows_t){rows, 3, nrows, 2}, 16, NULL,
+                                                 NULL, NULL, &err));
   ck_assert_int_eq(err.code, AV_ERR_MISMATCH);
   ck_assert_str_eq(err.path, "requests[1][2]");
   ck_assert_msg(strstr(err.message, "block 2 follows block 3 here but has a different prefix "
