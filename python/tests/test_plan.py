@@ -81,7 +81,11 @@ def test_simulate_time_bytes_timeline(tmp_path):
 
 def test_run_experiment_rows(root):
     rows = anvil.run_experiment(root / "experiments" / "quickstart.json")
-    assert rows and all(isinstance(v, (int, float, str)) for v in rows[0].values())
+    # numbers and text; auto's choice and margin are null on the other schedulers' rows
+    assert rows and all(isinstance(v, (int, float, str)) or (v is None and k.startswith("auto_"))
+                        for r in rows for k, v in r.items())
+    assert any(r["auto_chose"] for r in rows) and all(
+        (r["auto_chose"] is None) == (r["scheduler"] != "auto") for r in rows)
     assert {"workload", "scheduler", "predicted_us", "floor_us"} <= rows[0].keys()
 
 
